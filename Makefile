@@ -1,0 +1,44 @@
+# surf: two commands from a fresh clone.
+#   make demo   set up the machine, then run the main job on the bundled demo site
+#   make test   set up the machine, then vet and run every test with -race
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin:$(shell go env GOPATH 2>/dev/null)/bin
+GO ?= go
+SURF := bin/surf
+FUZZTIME ?= 15s
+
+.PHONY: all build setup demo test vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(SURF) ./cmd/surf
+
+# setup installs what surf needs: as root on Debian/Ubuntu also the system
+# packages (chromium, nodejs, npm, bubblewrap); always the Playwright driver
+# from the npm registry. Safe to run again.
+setup: build
+	@if [ "$$(id -u)" = 0 ]; then $(SURF) install --with-deps; else $(SURF) install; fi
+
+demo: setup
+	$(SURF) demo
+
+vet:
+	$(GO) vet ./...
+
+test: setup vet
+	$(GO) test -race -timeout 45m ./...
+	$(MAKE) fuzz
+
+# Short runs of the parser fuzzers, on top of their seed corpora (which
+# the plain test run already checks).
+fuzz:
+	@for f in $$($(GO) test -list '^Fuzz' ./policy | grep ^Fuzz); do \
+		echo "fuzz policy $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./policy || exit 1; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./sandbox ./som
+
+clean:
+	rm -rf bin surf-demo

@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The browser is started by Playwright's driver (a node process). To own
+// the process anyway, surf gives Playwright its own executable as the
+// browser: started with launcherEnv set, the binary runs launch() from
+// init instead of main. That sets the parent-death signal, writes the pid
+// file, and execs the real browser (or bubblewrap wrapping it) in place, so
+// the pid Playwright sees, the pid surf records and the browser's process
+// group are all the same.
+//
+// Every binary that links this package (the surf CLI, test binaries,
+// programs embedding surf) can act as the launcher.
+const (
+	launcherEnv = "SURF_SANDBOX_LAUNCH"
+	// OwnerEnv marks every browser process surf starts with the pid of the
+	// process that owns it, so leftovers can be found (see Leftovers).
+	OwnerEnv = "SURF_SANDBOX_OWNER"
+)
+
+// launchSpec is what the launcher needs, passed as JSON in launcherEnv.
+type launchSpec struct {
+	Exec    string   `json:"exec"`
+	Prefix  []string `json:"prefix,omitempty"` // e.g. a bwrap command line ending in "--"
+	PIDFile string   `json:"pidfile"`
+}
+
+// launchRecord is what the launcher writes to the pid file.
+type launchRecord struct {
+	PID         int    `json:"pid"`
+	UserDataDir string `json:"user_data_dir,omitempty"`
+}
+
+func init() {
+	if spec := os.Getenv(launcherEnv); spec != "" {
+		os.Exit(launch(spec, os.Args[1:]))
+	}
+}
+
+// launch runs in the re-executed binary. It returns only on failure.
+func launch(specJSON string, args []string) int {
+	var spec launchSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil || spec.Exec == "" {
+		fmt.Fprintf(os.Stderr, "surf launcher: bad launch spec: %v\n", err)
+		return 127
+	}
+	os.Unsetenv(launcherEnv)
+	if err := dieWithParent(); err != nil {
+		fmt.Fprintf(os.Stderr, "surf launcher: %v\n", err)
+		return 127
+	}
+	rec := launchRecord{PID: os.Getpid()}
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--user-data-dir="); ok {
+			rec.UserDataDir = v
+		}
+	}
+	b, _ := json.Marshal(rec)
+	tmp := spec.PIDFile + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		fmt.Fprintf(os.Stderr, "surf launcher: writing pid file: %v\n", err)
+		return 127
+	}
+	if err := os.Rename(tmp, spec.PIDFile); err != nil {
+		fmt.Fprintf(os.Stderr, "surf launcher: writing pid file: %v\n", err)
+		return 127
+	}
+	argv := append(append(append([]string{}, spec.Prefix...), spec.Exec), args...)
+	err := syscall.Exec(argv[0], argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "surf launcher: exec %s: %v\n", argv[0], err)
+	return 127
+}
+
+// readLaunchRecord waits briefly for the launcher's pid file.
+func readLaunchRecord(path string) (launchRecord, error) {
+	var rec launchRecord
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if err := json.Unmarshal(b, &rec); err != nil {
+				return rec, fmt.Errorf("reading the browser's pid file: %w", err)
+			}
+			return rec, nil
+		}
+		if time.Now().After(deadline) {
+			return rec, fmt.Errorf("the browser did not start through surf's launcher (no pid file): %w", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// selfExecutable is the binary used as launcher.
+func selfExecutable() (string, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding surf's own executable for the browser launcher: %w", err)
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+// ownerMarker is the environment entry put on every browser surf starts.
+func ownerMarker() string { return OwnerEnv + "=" + strconv.Itoa(os.Getpid()) }
