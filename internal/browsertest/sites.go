@@ -1,0 +1,137 @@
+package browsertest
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"text/template"
+)
+
+// Sites serves the fixture sites under testdata/sites on two loopback
+// origins: A on 127.0.0.1 and B on 127.0.0.2. They are different sites, so
+// Chromium puts frames from B into their own process. Files ending in .html
+// are Go templates that can name either origin: {{.A}} and {{.B}}.
+//
+// Every request is logged, so a test can assert what the browser sent.
+type Sites struct {
+	A, B string
+
+	mu       sync.Mutex
+	log      []Request
+	handlers map[string]http.HandlerFunc
+	root     string
+}
+
+// Request is one logged request.
+type Request struct {
+	Origin string // "A" or "B"
+	Method string
+	Path   string // path and query
+	Body   string
+	Header http.Header
+}
+
+// RepoRoot is the directory holding go.mod.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// ServeSites starts the two origins; they stop when the test ends.
+func ServeSites(t testing.TB) *Sites {
+	t.Helper()
+	s := &Sites{handlers: map[string]http.HandlerFunc{}, root: filepath.Join(RepoRoot(), "testdata", "sites")}
+	a := httptest.NewServer(s.handler("A"))
+	t.Cleanup(a.Close)
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("listening on 127.0.0.2: %v", err)
+	}
+	b := httptest.NewUnstartedServer(s.handler("B"))
+	b.Listener.Close()
+	b.Listener = ln
+	b.Start()
+	t.Cleanup(b.Close)
+	s.A, s.B = a.URL, b.URL
+	return s
+}
+
+// Handle adds a dynamic handler for an exact path on both origins; it wins
+// over files.
+func (s *Sites) Handle(path string, h http.HandlerFunc) {
+	s.mu.Lock()
+	s.handlers[path] = h
+	s.mu.Unlock()
+}
+
+// Requests returns the requests received so far.
+func (s *Sites) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.log...)
+}
+
+// Requested reports whether a request for path (path and query, or just a
+// path prefix ending in "*") reached either origin.
+func (s *Sites) Requested(path string) bool {
+	for _, r := range s.Requests() {
+		if r.Path == path || (strings.HasSuffix(path, "*") && strings.HasPrefix(r.Path, strings.TrimSuffix(path, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Sites) handler(origin string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		s.mu.Lock()
+		s.log = append(s.log, Request{Origin: origin, Method: r.Method, Path: r.URL.RequestURI(), Body: string(body), Header: r.Header.Clone()})
+		h := s.handlers[r.URL.Path]
+		s.mu.Unlock()
+		if h != nil {
+			h(w, r)
+			return
+		}
+		s.serveFile(w, r)
+	}
+}
+
+func (s *Sites) serveFile(w http.ResponseWriter, r *http.Request) {
+	rel := filepath.FromSlash(strings.TrimPrefix(r.URL.Path, "/"))
+	if strings.HasSuffix(r.URL.Path, "/") {
+		rel = filepath.Join(rel, "index.html")
+	}
+	p := filepath.Join(s.root, filepath.Clean("/"+rel))
+	if !strings.HasPrefix(p, s.root) {
+		http.NotFound(w, r)
+		return
+	}
+	if !strings.HasSuffix(p, ".html") {
+		http.ServeFile(w, r, p)
+		return
+	}
+	src, err := os.ReadFile(p)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	tmpl, err := template.New(filepath.Base(p)).Parse(string(src))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := tmpl.Execute(w, s); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}

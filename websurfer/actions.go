@@ -1,0 +1,1062 @@
+package websurfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/tools"
+)
+
+// ActionResult is what an action did, and the page after it.
+type ActionResult struct {
+	// Summary is one line saying what happened: "I clicked "Search"
+	// (id 7); the page navigated to ...".
+	Summary string
+	// Observation is the page after the action; nil for stop_action and
+	// for actions that end a run.
+	Observation *Observation
+	// Done and Answer are set by stop_action.
+	Done   bool
+	Answer string
+	// Decisions are the policy verdicts the action passed (or failed).
+	Decisions []policy.Decision
+}
+
+// Text is the result as the model reads it: the summary, then the new
+// observation.
+func (r *ActionResult) Text() string {
+	if r.Observation == nil {
+		return r.Summary
+	}
+	return r.Summary + "\n\n" + r.Observation.Text()
+}
+
+// toolErr is an error the model gets back as a tool result (bad id,
+// covered element, denied URL), as opposed to one that ends the run.
+func toolErr(format string, args ...any) error { return tools.Errorf(format, args...) }
+
+// finish observes the page after an action and wraps up the result.
+func (s *Surfer) finish(ctx context.Context, summary string, decisions ...policy.Decision) (*ActionResult, error) {
+	s.adoptPopups(ctx, false)
+	obs, err := s.observe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ActionResult{Summary: summary, Observation: obs, Decisions: decisions}, nil
+}
+
+// begin is the common start of an action: it takes the lock, refuses a
+// closed surfer, adopts tabs opened in between and returns the active tab.
+func (s *Surfer) begin() (*tab, func(), error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil, ErrClosed
+	}
+	return s.tabs[s.active], s.mu.Unlock, nil
+}
+
+// gateURL decides a navigation the model asked for, resolving Ask through
+// the approver. A denial becomes a tool error and an event.
+func (s *Surfer) gateURL(ctx context.Context, tool, raw, base string) (policy.Decision, error) {
+	d := s.pol.DecideURL(policy.Navigation, raw, base)
+	d.Tool = tool
+	d, err := policy.Resolve(ctx, d, s.cfg.Approver)
+	if err != nil {
+		return d, err
+	}
+	if d.Verdict != policy.Allow {
+		s.pushEvent(Event{Kind: "blocked", Message: d.Reason, URL: d.URL})
+		return d, toolErr("%s", d.Reason)
+	}
+	return d, nil
+}
+
+// gateAction applies the per-tool rules to an action on an element.
+func (s *Surfer) gateAction(ctx context.Context, tool string, t *tab, el *Element) (policy.Decision, error) {
+	a := policy.Action{Tool: tool, URL: t.page.URL()}
+	if el != nil {
+		a.Target = &policy.Element{Role: el.Role, Name: el.Name, InputType: el.InputType}
+	}
+	d := s.pol.DecideAction(a)
+	d, err := policy.Resolve(ctx, d, s.cfg.Approver)
+	if err != nil {
+		return d, err
+	}
+	if d.Verdict != policy.Allow {
+		s.pushEvent(Event{Kind: "blocked", Message: d.Reason})
+		return d, toolErr("%s", d.Reason)
+	}
+	return d, nil
+}
+
+// normalizeURL applies visit_url's rules: no scheme and a space means a web
+// search; no scheme otherwise means https.
+func (s *Surfer) normalizeURL(raw string) (u string, search bool) {
+	raw = strings.TrimSpace(raw)
+	lower := strings.ToLower(raw)
+	if strings.Contains(lower, "://") {
+		return raw, false
+	}
+	for _, p := range []string{"about:", "data:", "javascript:", "file:", "blob:", "mailto:", "chrome:", "view-source:"} {
+		if strings.HasPrefix(lower, p) {
+			return raw, false
+		}
+	}
+	if strings.ContainsAny(raw, " \t") {
+		return s.searchURL(raw), true
+	}
+	return "https://" + raw, false
+}
+
+func (s *Surfer) searchURL(q string) string {
+	return strings.Replace(s.cfg.SearchURL, "%s", url.QueryEscape(q), 1)
+}
+
+// VisitURL opens a URL in the active tab.
+func (s *Surfer) VisitURL(ctx context.Context, raw string) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	u, search := s.normalizeURL(raw)
+	if u == "" || u == "https://" {
+		return nil, toolErr("visit_url needs a URL")
+	}
+	tool := "visit_url"
+	if search {
+		tool = "web_search"
+	}
+	return s.navigate(ctx, t, tool, u)
+}
+
+// WebSearch searches the web with the configured engine.
+func (s *Surfer) WebSearch(ctx context.Context, query string) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if strings.TrimSpace(query) == "" {
+		return nil, toolErr("web_search needs a query")
+	}
+	return s.navigate(ctx, t, "web_search", s.searchURL(query))
+}
+
+func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*ActionResult, error) {
+	d, err := s.gateURL(ctx, tool, u, t.page.URL())
+	if err != nil {
+		return nil, err
+	}
+	before := t.nav.Load()
+	if err := s.gotoURL(ctx, t, d.URL); err != nil {
+		return nil, err
+	}
+	s.settle(ctx, t, before)
+	return s.finish(ctx, fmt.Sprintf("I opened %s; the page is %s at %s", q(d.URL, 200), q(pageTitle(t), 100), q(t.page.URL(), 200)), d)
+}
+
+// gotoURL loads a URL; a page that fails to load is a tool error.
+func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
+	ms := float64(s.cfg.ActionTimeout.Milliseconds())
+	_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if browserGone(err) {
+			return err
+		}
+		return toolErr("could not load %s: %s", q(u, 200), shortErr(err))
+	}
+	return nil
+}
+
+// HistoryBack goes back in the tab's own history. In a tab with no history
+// that was opened by another (a popup), it closes the tab and returns to
+// the opener.
+func (s *Surfer) HistoryBack(ctx context.Context) (*ActionResult, error) {
+	return s.walkHistory(ctx, -1)
+}
+
+// HistoryForward goes forward in the tab's history.
+func (s *Surfer) HistoryForward(ctx context.Context) (*ActionResult, error) {
+	return s.walkHistory(ctx, 1)
+}
+
+func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st := &t.state
+	st.mu.Lock()
+	pos := st.hist.pos + dir
+	var target string
+	if pos >= 0 && pos < len(st.hist.urls) {
+		target = st.hist.urls[pos]
+	}
+	st.mu.Unlock()
+	if target == "" {
+		if dir < 0 && t.opener != nil {
+			idx := s.indexOf(t.opener)
+			if idx >= 0 {
+				from := t.page.URL()
+				s.closeTab(t)
+				s.active = s.indexOf(t.opener)
+				return s.finish(ctx, fmt.Sprintf("this tab had no earlier page, so I closed it (%s) and went back to tab %d, which opened it", q(from, 200), s.active))
+			}
+		}
+		if dir < 0 {
+			return nil, toolErr("there is no earlier page in this tab's history")
+		}
+		return nil, toolErr("there is no later page in this tab's history")
+	}
+	d, err := s.gateURL(ctx, map[int]string{-1: "history_back", 1: "history_forward"}[dir], target, "")
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.hist.walking = true
+	st.mu.Unlock()
+	before := t.nav.Load()
+	err = s.gotoURL(ctx, t, target)
+	st.mu.Lock()
+	st.hist.walking = false
+	if err == nil {
+		st.hist.pos = pos
+	}
+	st.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	s.settle(ctx, t, before)
+	word := map[int]string{-1: "back", 1: "forward"}[dir]
+	return s.finish(ctx, fmt.Sprintf("I went %s to %s", word, q(t.page.URL(), 200)), d)
+}
+
+// RefreshPage reloads the active tab.
+func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	before := t.nav.Load()
+	ms := float64(s.cfg.ActionTimeout.Milliseconds())
+	if _, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit}); err != nil {
+		if browserGone(err) || ctx.Err() != nil {
+			return nil, errors.Join(ctx.Err(), err)
+		}
+		return nil, toolErr("could not reload the page: %s", shortErr(err))
+	}
+	s.settle(ctx, t, before)
+	return s.finish(ctx, fmt.Sprintf("I reloaded %s", q(t.page.URL(), 200)))
+}
+
+// pageOverlap is how much of the old view page_up/page_down keep.
+const pageOverlap = 50
+
+// PageDown scrolls the page down by one viewport, less a small overlap.
+func (s *Surfer) PageDown(ctx context.Context) (*ActionResult, error) { return s.scrollPage(ctx, 1) }
+
+// PageUp scrolls the page up by one viewport, less a small overlap.
+func (s *Surfer) PageUp(ctx context.Context) (*ActionResult, error) { return s.scrollPage(ctx, -1) }
+
+func (s *Surfer) scrollPage(ctx context.Context, dir int) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var pos struct{ Before, After float64 }
+	expr := fmt.Sprintf(`(() => { const b = scrollY; scrollBy(0, %d * Math.max(innerHeight - %d, 1)); return {Before: b, After: scrollY}; })()`, dir, pageOverlap)
+	if err := t.evaluate(ctx, t.sess, expr, &pos); err != nil {
+		if browserGone(err) || ctx.Err() != nil {
+			return nil, errors.Join(ctx.Err(), err)
+		}
+		return nil, toolErr("could not scroll the page: %s", shortErr(err))
+	}
+	word := map[int]string{-1: "up", 1: "down"}[dir]
+	if pos.Before == pos.After {
+		return nil, toolErr("the page cannot scroll %s any further", word)
+	}
+	s.settle(ctx, t, t.nav.Load())
+	return s.finish(ctx, fmt.Sprintf("I scrolled the page %s by %d pixels", word, int(abs(pos.After-pos.Before))))
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// ScrollElement scrolls an element's content with the mouse wheel over it,
+// so inner scroll containers scroll (dir -1 up, 1 down).
+func (s *Surfer) ScrollElement(ctx context.Context, id, dir int) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := s.target(id)
+	if err != nil {
+		return nil, err
+	}
+	if r.el.Where != InViewport && r.el.Where != Covered {
+		return nil, toolErr("element %d %s %s is not on screen (%s); scroll the page to it first", id, r.el.Role, q(r.el.Name, 60), r.el.Where)
+	}
+	step := max(r.vis.H*0.8, 40)
+	if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
+		return nil, s.inputErr(ctx, err)
+	}
+	if err := t.page.Mouse().Wheel(0, float64(dir)*step); err != nil {
+		return nil, s.inputErr(ctx, err)
+	}
+	s.settle(ctx, t, t.nav.Load())
+	word := map[int]string{-1: "up", 1: "down"}[dir]
+	return s.finish(ctx, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", word, int(step), q(r.el.Name, 60), id))
+}
+
+// target resolves an id of the latest observation for an action.
+func (s *Surfer) target(id int) (*elementRef, error) {
+	r, err := s.resolve(id)
+	if err != nil {
+		return nil, tools.NewError(err)
+	}
+	return r, nil
+}
+
+// Click clicks an element at its visible centre, after checking nothing
+// covers that point. A link is checked against the policy first. A click
+// that opens a new tab switches to it.
+func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := s.target(id)
+	if err != nil {
+		return nil, err
+	}
+	var decisions []policy.Decision
+	if r.el.Href != "" && !strings.HasPrefix(strings.ToLower(r.el.Href), "javascript:") {
+		d, err := s.gateURL(ctx, "click", r.el.Href, t.page.URL())
+		if err != nil {
+			return nil, err
+		}
+		decisions = append(decisions, d)
+	}
+	d, err := s.gateAction(ctx, "click", t, r.el)
+	if err != nil {
+		return nil, err
+	}
+	decisions = append(decisions, d)
+	if err := s.reachable(ctx, r); err != nil {
+		return nil, err
+	}
+	before := t.nav.Load()
+	if err := t.page.Mouse().Click(r.clickX, r.clickY); err != nil {
+		return nil, s.inputErr(ctx, err)
+	}
+	navigated := s.settle(ctx, t, before)
+	summary := fmt.Sprintf("I clicked %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id)
+	if n := s.adoptPopups(ctx, true); n > 0 {
+		summary += fmt.Sprintf("; it opened a new tab, which is now active (tab %d: %s)", s.active, q(s.tabs[s.active].page.URL(), 200))
+	} else if navigated {
+		summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
+	}
+	return s.finish(ctx, summary, decisions...)
+}
+
+// reachable checks that an on-screen element can take the pointer at its
+// click point now: it is on screen and nothing covers it. The browser
+// hit-tests the point, through out-of-process frames.
+func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
+	el := r.el
+	switch el.Where {
+	case Above, Below, Left, Right:
+		return toolErr("element %d %s %s is %s the viewport; scroll to it first (page_up / page_down)", el.ID, el.Role, q(el.Name, 60), map[Location]string{Above: "above", Below: "below", Left: "left of", Right: "right of"}[el.Where])
+	case Clipped:
+		if el.Container != 0 {
+			return toolErr("element %d %s %s is scrolled out of view inside element %d; scroll that element first", el.ID, el.Role, q(el.Name, 60), el.Container)
+		}
+		return toolErr("element %d %s %s is scrolled out of view inside its container", el.ID, el.Role, q(el.Name, 60))
+	}
+	hit, src, err := s.hitTest(ctx, r)
+	if err != nil {
+		if isGone(err) {
+			return err
+		}
+		return toolErr("could not check element %d: %s", el.ID, shortErr(err))
+	}
+	if hit == nil {
+		return toolErr("element %d %s %s is covered by something surf has not seen yet; observe again", el.ID, el.Role, q(el.Name, 60))
+	}
+	if hit.isDescendantOf(r.node) || reaches(hit, r.node) {
+		return nil
+	}
+	listed := map[*snapNode]*Element{}
+	for _, ref := range s.last.refs {
+		listed[ref.node] = ref.el
+	}
+	owner := coverOwner(hit, listed)
+	msg := fmt.Sprintf("element %d %s %s is covered by %s", el.ID, el.Role, q(el.Name, 60), describeCover(owner, listed))
+	if id := coverID(owner, listed); id != 0 {
+		msg += fmt.Sprintf(", id %d", id)
+	}
+	_ = src
+	return toolErr("%s; deal with that first (for example close or accept it)", msg)
+}
+
+// hitTest asks the browser which node is at an element's click point, in
+// the session of the element's frame (checking on the way that the frame
+// itself is not covered). It returns the node as known to the observation
+// snapshot, or nil for a node the snapshot did not have.
+func (s *Surfer) hitTest(ctx context.Context, r *elementRef) (*snapNode, *frameSnap, error) {
+	// Outer frames first: each iframe on the way must be on top.
+	var chain []*frameSnap
+	for fs := r.src; fs != nil; fs = fs.parent {
+		chain = append([]*frameSnap{fs}, chain...)
+	}
+	for i, fs := range chain {
+		x, y := r.clickX, r.clickY
+		if fs.owner != nil {
+			c := fs.owner.contentBox()
+			x, y = x-c.X, y-c.Y
+		}
+		if root := fs.snap.docs[0]; root != nil {
+			x, y = x+root.scrollX, y+root.scrollY
+		}
+		no := false
+		res, err := cdp.Call(ctx, fs.sess, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no})
+		if err != nil {
+			return nil, fs, err
+		}
+		hit := findBackend(fs.snap, res.BackendNodeID)
+		if i < len(chain)-1 {
+			next := chain[i+1].owner
+			if hit != next {
+				return hit, fs, nil
+			}
+			continue
+		}
+		return hit, fs, nil
+	}
+	return nil, nil, nil
+}
+
+// InputText types into a field: it focuses it, clears it unless told not
+// to, types the text and presses Enter unless told not to. Secret
+// placeholders are replaced with their values on the secret's own hosts.
+func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter, deleteExisting bool) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := s.target(id)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.gateAction(ctx, "input_text", t, r.el)
+	if err != nil {
+		return nil, err
+	}
+	host := ""
+	if u, err := url.Parse(t.page.URL()); err == nil {
+		host = u.Hostname()
+	}
+	real, err := s.pol.Substitute(text, host)
+	if err != nil {
+		s.pushEvent(Event{Kind: "blocked", Message: err.Error()})
+		return nil, toolErr("%v", err)
+	}
+	if r.el.Disabled || r.el.Readonly {
+		return nil, toolErr("element %d %s %s is %s; it takes no input", id, r.el.Role, q(r.el.Name, 60), map[bool]string{true: "disabled", false: "read-only"}[r.el.Disabled])
+	}
+	if err := s.focus(ctx, t, r); err != nil {
+		return nil, err
+	}
+	kb := t.page.Keyboard()
+	if deleteExisting {
+		if err := kb.Press("ControlOrMeta+A"); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+		if err := kb.Press("Delete"); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+	}
+	if real != "" {
+		if len(real) <= 200 {
+			err = kb.Type(real)
+		} else {
+			err = kb.InsertText(real)
+		}
+		if err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+	}
+	before := t.nav.Load()
+	if pressEnter {
+		if err := kb.Press("Enter"); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+	}
+	navigated := s.settle(ctx, t, before)
+	shown := q(text, 80)
+	if r.el.InputType == "password" {
+		shown = "the password"
+	}
+	summary := fmt.Sprintf("I typed %s into %s %s (id %d)", shown, r.el.Role, q(r.el.Name, 60), id)
+	if pressEnter {
+		summary += " and pressed Enter"
+	}
+	if s.adoptPopups(ctx, true) > 0 {
+		summary += fmt.Sprintf("; a new tab opened and is now active (tab %d)", s.active)
+	} else if navigated {
+		summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
+	}
+	return s.finish(ctx, summary, d)
+}
+
+// focus puts the keyboard focus on an element: through the DOM, or by
+// clicking it when the DOM cannot.
+func (s *Surfer) focus(ctx context.Context, t *tab, r *elementRef) error {
+	err := r.src.sess.Call(ctx, dom.CommandFocus, dom.FocusParams{BackendNodeID: r.backend}, nil)
+	if err == nil {
+		return nil
+	}
+	if isGone(err) {
+		return err
+	}
+	if err := s.reachable(ctx, r); err != nil {
+		return err
+	}
+	if err := t.page.Mouse().Click(r.clickX, r.clickY); err != nil {
+		return s.inputErr(ctx, err)
+	}
+	return nil
+}
+
+// Hover moves the mouse over an element.
+func (s *Surfer) Hover(ctx context.Context, id int) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := s.target(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.reachable(ctx, r); err != nil {
+		return nil, err
+	}
+	if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
+		return nil, s.inputErr(ctx, err)
+	}
+	s.settle(ctx, t, t.nav.Load())
+	return s.finish(ctx, fmt.Sprintf("I moved the mouse over %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id))
+}
+
+// selectNative picks an option of a <select> by its visible label: exact,
+// then ignoring case, then by contained text. It fires input and change
+// like a user's choice, without opening the native popup (which would
+// close at once under automation).
+const selectNative = `function (label) {
+  if (this.tagName !== 'SELECT') return {error: 'not a select'};
+  if (this.disabled) return {error: 'the select is disabled'};
+  const opts = Array.from(this.options);
+  const norm = s => s.replace(/\s+/g, ' ').trim();
+  const want = norm(label);
+  let o = opts.find(x => norm(x.label || x.text) === want)
+       || opts.find(x => norm(x.label || x.text).toLowerCase() === want.toLowerCase())
+       || opts.find(x => norm(x.value) === want)
+       || opts.find(x => norm(x.label || x.text).toLowerCase().includes(want.toLowerCase()));
+  if (!o) return {error: 'no option', options: opts.map(x => norm(x.label || x.text))};
+  if (o.disabled) return {error: 'the option is disabled'};
+  if (this.multiple) { o.selected = true; } else { this.value = o.value; o.selected = true; }
+  this.dispatchEvent(new Event('input', {bubbles: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {chosen: norm(o.label || o.text)};
+}`
+
+// SelectOption chooses an option by its visible label in a native <select>
+// or an ARIA combobox/listbox.
+func (s *Surfer) SelectOption(ctx context.Context, id int, option string) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := s.target(id)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.gateAction(ctx, "select_option", t, r.el)
+	if err != nil {
+		return nil, err
+	}
+	if r.el.Tag == "select" {
+		var res struct {
+			Error   string
+			Chosen  string
+			Options []string
+		}
+		if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, selectNative, []any{option}, &res); err != nil {
+			if browserGone(err) {
+				return nil, err
+			}
+			return nil, toolErr("could not choose in element %d: %s", id, shortErr(err))
+		}
+		switch {
+		case res.Error == "no option":
+			return nil, toolErr("element %d %s has no option %s; its options are %s", id, q(r.el.Name, 60), q(option, 60), quoteList(res.Options, 20))
+		case res.Error != "":
+			return nil, toolErr("could not choose in element %d: %s", id, res.Error)
+		}
+		before := t.nav.Load()
+		s.settle(ctx, t, before)
+		return s.finish(ctx, fmt.Sprintf("I chose %s in %s %s (id %d)", q(res.Chosen, 60), r.el.Role, q(r.el.Name, 60), id), d)
+	}
+	return s.selectARIA(ctx, t, r, option, d)
+}
+
+// selectARIA opens an ARIA combobox or listbox if needed, then clicks the
+// option with the label.
+func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option string, d policy.Decision) (*ActionResult, error) {
+	id := r.el.ID
+	switch r.el.Role {
+	case "combobox", "listbox", "button", "textbox", "searchbox":
+	default:
+		return nil, toolErr("element %d is a %s, not a select, combobox or listbox", id, r.el.Role)
+	}
+	if r.el.Role != "listbox" && r.el.Expanded != "true" {
+		if err := s.reachable(ctx, r); err != nil {
+			return nil, err
+		}
+		if err := t.page.Mouse().Click(r.clickX, r.clickY); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+		s.settle(ctx, t, t.nav.Load())
+	}
+	obs, err := s.observe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := strings.ToLower(strings.Join(strings.Fields(option), " "))
+	var best *Element
+	var names []string
+	for i := range obs.Elements {
+		e := &obs.Elements[i]
+		if e.Role != "option" && e.Role != "menuitem" && e.Role != "menuitemradio" && e.Role != "treeitem" {
+			continue
+		}
+		names = append(names, e.Name)
+		n := strings.ToLower(e.Name)
+		if n == want {
+			best = e
+			break
+		}
+		if best == nil && strings.Contains(n, want) {
+			best = e
+		}
+	}
+	if best == nil {
+		if len(names) == 0 {
+			return nil, toolErr("element %d showed no options after opening it", id)
+		}
+		return nil, toolErr("element %d has no option %s; the options shown are %s", id, q(option, 60), quoteList(names, 20))
+	}
+	or, err := s.resolve(best.ID)
+	if err != nil {
+		return nil, tools.NewError(err)
+	}
+	if err := s.reachable(ctx, or); err != nil {
+		return nil, err
+	}
+	before := t.nav.Load()
+	if err := t.page.Mouse().Click(or.clickX, or.clickY); err != nil {
+		return nil, s.inputErr(ctx, err)
+	}
+	s.settle(ctx, t, before)
+	return s.finish(ctx, fmt.Sprintf("I chose %s in %s %s (id %d)", q(best.Name, 60), r.el.Role, q(r.el.Name, 60), id), d)
+}
+
+func quoteList(list []string, n int) string {
+	more := 0
+	if len(list) > n {
+		more, list = len(list)-n, list[:n]
+	}
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = q(s, 40)
+	}
+	out := "[" + strings.Join(parts, ", ")
+	if more > 0 {
+		out += fmt.Sprintf(", +%d more", more)
+	}
+	return out + "]"
+}
+
+// Keypress presses keys one after another; a chord is written with "+",
+// such as "Control+A". Key names are Playwright's (Enter, Tab, ArrowDown,
+// Escape, PageDown, ...).
+func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if len(keys) == 0 {
+		return nil, toolErr("keypress needs at least one key")
+	}
+	before := t.nav.Load()
+	for i, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			return nil, toolErr("key %d is empty", i+1)
+		}
+		if err := t.page.Keyboard().Press(k); err != nil {
+			if browserGone(err) || ctx.Err() != nil {
+				return nil, errors.Join(ctx.Err(), err)
+			}
+			if i == 0 {
+				return nil, toolErr("could not press %s: %s", q(k, 40), shortErr(err))
+			}
+			return nil, toolErr("pressed %s, then could not press %s: %s", quoteList(keys[:i], 10), q(k, 40), shortErr(err))
+		}
+	}
+	navigated := s.settle(ctx, t, before)
+	summary := "I pressed " + quoteList(keys, 10)
+	if s.adoptPopups(ctx, true) > 0 {
+		summary += fmt.Sprintf("; a new tab opened and is now active (tab %d)", s.active)
+	} else if navigated {
+		summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
+	}
+	return s.finish(ctx, summary)
+}
+
+// UploadFile puts a file from the session's uploads directory into a file
+// input (or the file chooser an element opens).
+func (s *Surfer) UploadFile(ctx context.Context, id int, path string) (*ActionResult, error) {
+	t, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r, err := s.target(id)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.gateAction(ctx, "upload_file", t, r.el)
+	if err != nil {
+		return nil, err
+	}
+	file, err := s.uploadPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if r.el.Tag == "input" && r.el.InputType == "file" {
+		err = r.src.sess.Call(ctx, dom.CommandSetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file}, BackendNodeID: r.backend}, nil)
+		if err != nil {
+			if isGone(err) {
+				return nil, err
+			}
+			return nil, toolErr("could not set the file on element %d: %s", id, shortErr(err))
+		}
+	} else {
+		if err := s.reachable(ctx, r); err != nil {
+			return nil, err
+		}
+		ms := float64(3000)
+		fc, err := t.page.ExpectFileChooser(func() error { return t.page.Mouse().Click(r.clickX, r.clickY) }, playwright.PageExpectFileChooserOptions{Timeout: &ms})
+		if err != nil {
+			return nil, toolErr("element %d is not a file input and clicking it opened no file chooser", id)
+		}
+		if err := fc.SetFiles(file); err != nil {
+			return nil, toolErr("could not set the file: %s", shortErr(err))
+		}
+	}
+	s.settle(ctx, t, t.nav.Load())
+	return s.finish(ctx, fmt.Sprintf("I uploaded %s into %s %s (id %d)", q(filepath.Base(file), 80), r.el.Role, q(r.el.Name, 60), id), d)
+}
+
+// uploadPath resolves a path the model gave inside the uploads directory,
+// refusing anything that leads out of it (.., absolute paths, symlinks).
+func (s *Surfer) uploadPath(p string) (string, error) {
+	dir := s.sess.Info().UploadsDir
+	if dir == "" {
+		return "", toolErr("uploads are not enabled for this session")
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", toolErr("the uploads directory is unavailable")
+	}
+	clean := filepath.Clean(p)
+	if filepath.IsAbs(clean) {
+		rel, err := filepath.Rel(root, clean)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			if rel2, err2 := filepath.Rel(dir, clean); err2 == nil && !strings.HasPrefix(rel2, "..") {
+				clean = rel2
+			} else {
+				return "", toolErr("%s is outside the uploads directory; give a path inside it", q(p, 120))
+			}
+		} else {
+			clean = rel
+		}
+	}
+	full := filepath.Join(root, clean)
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		return "", toolErr("there is no file %s in the uploads directory", q(p, 120))
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", toolErr("%s is outside the uploads directory; give a path inside it", q(p, 120))
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", toolErr("%s is not a file", q(p, 120))
+	}
+	return real, nil
+}
+
+// CreateTab opens a new tab on a URL and makes it active.
+func (s *Surfer) CreateTab(ctx context.Context, raw string) (*ActionResult, error) {
+	_, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	u, _ := s.normalizeURL(raw)
+	d, err := s.gateURL(ctx, "create_tab", u, "")
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.openTab(ctx)
+	if err != nil {
+		return nil, err
+	}
+	before := t.nav.Load()
+	if err := s.gotoURL(ctx, t, d.URL); err != nil {
+		return nil, err
+	}
+	s.settle(ctx, t, before)
+	return s.finish(ctx, fmt.Sprintf("I opened tab %d on %s", s.active, q(t.page.URL(), 200)), d)
+}
+
+// openTab opens a blank tab and makes it active.
+func (s *Surfer) openTab(ctx context.Context) (*tab, error) {
+	if len(s.tabs) >= maxTabs {
+		return nil, toolErr("there are already %d tabs; close one first", len(s.tabs))
+	}
+	page, err := s.sess.Context().NewPage()
+	if err != nil {
+		return nil, fmt.Errorf("opening a tab: %w", err)
+	}
+	t, err := s.newTab(page)
+	if err != nil {
+		page.Close()
+		return nil, err
+	}
+	s.tabs = append(s.tabs, t)
+	s.active = len(s.tabs) - 1
+	return t, nil
+}
+
+// maxTabs bounds the tabs of a session.
+const maxTabs = 20
+
+// SwitchTab makes tab i (counted from 0) active.
+func (s *Surfer) SwitchTab(ctx context.Context, i int) (*ActionResult, error) {
+	_, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if i < 0 || i >= len(s.tabs) {
+		return nil, toolErr("there is no tab %d; tabs are numbered 0-%d", i, len(s.tabs)-1)
+	}
+	s.active = i
+	_ = s.tabs[i].page.BringToFront()
+	return s.finish(ctx, fmt.Sprintf("I switched to tab %d (%s)", i, q(s.tabs[i].page.URL(), 200)))
+}
+
+// CloseTab closes tab i; the one before it (or the first) becomes active.
+func (s *Surfer) CloseTab(ctx context.Context, i int) (*ActionResult, error) {
+	_, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if i < 0 || i >= len(s.tabs) {
+		return nil, toolErr("there is no tab %d; tabs are numbered 0-%d", i, len(s.tabs)-1)
+	}
+	if len(s.tabs) == 1 {
+		return nil, toolErr("tab %d is the only tab; it cannot be closed", i)
+	}
+	u := s.tabs[i].page.URL()
+	s.closeTab(s.tabs[i])
+	return s.finish(ctx, fmt.Sprintf("I closed tab %d (%s); tab %d is active", i, q(u, 200), s.active))
+}
+
+// closeTab closes a tab and picks the active one.
+func (s *Surfer) closeTab(t *tab) {
+	i := s.indexOf(t)
+	if i < 0 {
+		return
+	}
+	t.detachFrames()
+	t.sess.Detach()
+	_ = t.page.Close()
+	s.tabs = append(s.tabs[:i], s.tabs[i+1:]...)
+	for _, o := range s.tabs {
+		if o.opener == t {
+			o.opener = nil
+		}
+	}
+	switch {
+	case s.active > i:
+		s.active--
+	case s.active == i:
+		s.active = max(i-1, 0)
+	}
+}
+
+func (s *Surfer) indexOf(t *tab) int {
+	for i, x := range s.tabs {
+		if x == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// adoptPopups turns pages the browser opened (window.open, target=_blank)
+// into tabs. With activate, the newest becomes active. It returns how many
+// it adopted.
+func (s *Surfer) adoptPopups(ctx context.Context, activate bool) int {
+	s.evmu.Lock()
+	pages := s.popups
+	s.popups = nil
+	s.evmu.Unlock()
+	n := 0
+	for _, p := range pages {
+		if p.IsClosed() {
+			continue
+		}
+		if len(s.tabs) >= maxTabs {
+			_ = p.Close()
+			s.pushEvent(Event{Kind: "new_tab", Message: fmt.Sprintf("a page tried to open %s in a new tab; closed, there are already %d tabs", q(p.URL(), 200), maxTabs)})
+			continue
+		}
+		t, err := s.newTab(p)
+		if err != nil {
+			s.log.Debug("adopting a popup", "err", err)
+			continue
+		}
+		if op, err := p.Opener(); err == nil && op != nil {
+			for _, o := range s.tabs {
+				if o.page == op {
+					t.opener = o
+				}
+			}
+		}
+		// Let its first load begin before it is observed.
+		ms := float64(s.cfg.ActionTimeout.Milliseconds())
+		_ = p.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+		st := &t.state
+		st.mu.Lock()
+		st.hist.push(p.URL())
+		st.mu.Unlock()
+		s.tabs = append(s.tabs, t)
+		n++
+		s.pushEvent(Event{Kind: "new_tab", Message: fmt.Sprintf("tab %d opened: %s", len(s.tabs)-1, q(p.URL(), 200)), URL: p.URL()})
+		if activate {
+			s.active = len(s.tabs) - 1
+		}
+	}
+	return n
+}
+
+// Sleep waits, for pages that change on their own.
+func (s *Surfer) Sleep(ctx context.Context, seconds float64) (*ActionResult, error) {
+	_, unlock, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if seconds <= 0 || seconds > 30 {
+		return nil, toolErr("sleep takes 0 to 30 seconds, not %g", seconds)
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Duration(seconds * float64(time.Second))):
+	}
+	return s.finish(ctx, fmt.Sprintf("I waited %g seconds", seconds))
+}
+
+// StopAction ends the task with an answer.
+func (s *Surfer) StopAction(answer string) *ActionResult {
+	return &ActionResult{Summary: "I finished with the answer: " + answer, Done: true, Answer: answer}
+}
+
+// inputErr sorts an error of a mouse or keyboard call: the browser gone
+// ends the run, anything else goes back to the model.
+func (s *Surfer) inputErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if browserGone(err) {
+		return err
+	}
+	return toolErr("%s", shortErr(err))
+}
+
+// browserGone reports errors after which the session cannot go on.
+func browserGone(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{"Target page, context or browser has been closed", "Browser has been closed", "browser has disconnected", "Target closed", "connection closed", "transport closed", "Browser closed"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortErr is the first line of a Playwright error, without its call log.
+func shortErr(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "\nCall log:"); i >= 0 {
+		msg = msg[:i]
+	}
+	msg = strings.TrimPrefix(firstLine(msg), "playwright: ")
+	return truncate(msg, 300)
+}
+
+func pageTitle(t *tab) string {
+	title, err := t.page.Title()
+	if err != nil {
+		return ""
+	}
+	return title
+}

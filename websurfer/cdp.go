@@ -1,0 +1,174 @@
+package websurfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/playwright-community/playwright-go"
+)
+
+// cdpSession adapts a Playwright CDP session to cdproto's cdp.Session, so
+// surf speaks typed CDP (cdp.Call with the generated commands) over the
+// connection Playwright already has: local and remote browsers alike.
+type cdpSession struct {
+	s playwright.CDPSession
+
+	mu     sync.Mutex
+	subs   map[string][]chan jsonv2.Value
+	hooked map[string]bool
+	closed bool
+}
+
+var _ cdp.Session = (*cdpSession)(nil)
+
+func newCDPSession(s playwright.CDPSession) *cdpSession {
+	return &cdpSession{s: s, subs: map[string][]chan jsonv2.Value{}, hooked: map[string]bool{}}
+}
+
+// Call sends a command and decodes its result. Playwright calls cannot be
+// interrupted; ctx is checked before the call and its error wins after it.
+func (c *cdpSession) Call(ctx context.Context, method string, params, result any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var m map[string]any
+	if params != nil {
+		b, err := jsonv2.Marshal(params)
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", method, err)
+		}
+		if err := jsonv2.Unmarshal(b, &m); err != nil {
+			return fmt.Errorf("encoding %s: %w", method, err)
+		}
+	}
+	r, err := c.s.Send(method, m)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return &cdpError{method: method, err: err}
+	}
+	if result == nil || r == nil {
+		return nil
+	}
+	if d, ok := result.(anyDecoder); ok {
+		// Playwright has already parsed the JSON; large results decode
+		// from that value directly instead of through two more passes.
+		if err := d.decodeAny(r); err != nil {
+			return fmt.Errorf("decoding %s: %w", method, err)
+		}
+		return nil
+	}
+	b, err := jsonv2.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", method, err)
+	}
+	if err := jsonv2.Unmarshal(b, result); err != nil {
+		return fmt.Errorf("decoding %s: %w", method, err)
+	}
+	return nil
+}
+
+// anyDecoder is a result that decodes itself from the value Playwright
+// parsed (maps, slices, float64s, strings, bools).
+type anyDecoder interface {
+	decodeAny(v any) error
+}
+
+// Subscribe buffers the events of method until cancel is called.
+func (c *cdpSession) Subscribe(method string) (<-chan jsonv2.Value, func()) {
+	ch := make(chan jsonv2.Value, 64)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		close(ch)
+		return ch, func() {}
+	}
+	c.subs[method] = append(c.subs[method], ch)
+	if !c.hooked[method] {
+		c.hooked[method] = true
+		c.s.On(method, func(payload map[string]interface{}) { c.dispatch(method, payload) })
+	}
+	c.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			list := c.subs[method]
+			for i, x := range list {
+				if x == ch {
+					c.subs[method] = append(list[:i:i], list[i+1:]...)
+					close(ch)
+					break
+				}
+			}
+		})
+	}
+}
+
+func (c *cdpSession) dispatch(method string, payload map[string]interface{}) {
+	b, err := jsonv2.Marshal(payload)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.subs[method] {
+		select {
+		case ch <- jsonv2.Value(b):
+		default: // a slow subscriber loses events rather than blocking the connection
+		}
+	}
+}
+
+// Detach ends the session.
+func (c *cdpSession) Detach() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	for m, list := range c.subs {
+		for _, ch := range list {
+			close(ch)
+		}
+		delete(c.subs, m)
+	}
+	c.mu.Unlock()
+	_ = c.s.Detach()
+}
+
+// cdpError is an error reported by the browser for a command.
+type cdpError struct {
+	method string
+	err    error
+}
+
+func (e *cdpError) Error() string { return e.method + ": " + e.err.Error() }
+func (e *cdpError) Unwrap() error { return e.err }
+
+// isGone reports whether err means the target (page, frame) went away, as
+// opposed to a bad command.
+func isGone(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *cdpError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	msg := ce.err.Error()
+	for _, s := range []string{"Target closed", "Session closed", "has been closed", "No target with given id", "detached", "Cannot find context"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

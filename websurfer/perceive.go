@@ -1,0 +1,401 @@
+package websurfer
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Location says where an element is relative to the viewport.
+type Location string
+
+const (
+	// InViewport: at least part of the element is on screen and its
+	// click point is free.
+	InViewport Location = "viewport"
+	// Covered: on screen, but another element is painted over every
+	// point surf tried (a banner, a dialog).
+	Covered Location = "covered"
+	// Clipped: inside a scroll container (or frame) that has scrolled it
+	// out of sight; scroll that container to reach it.
+	Clipped Location = "clipped"
+	Above   Location = "above"
+	Below   Location = "below"
+	Left    Location = "left"
+	Right   Location = "right"
+)
+
+// interactiveRoles are ARIA roles whose elements the model can act on.
+var interactiveRoles = map[string]bool{
+	"button": true, "link": true, "checkbox": true, "radio": true, "switch": true,
+	"tab": true, "menuitem": true, "menuitemcheckbox": true, "menuitemradio": true,
+	"option": true, "combobox": true, "listbox": true, "textbox": true, "searchbox": true,
+	"slider": true, "spinbutton": true, "treeitem": true, "gridcell": true, "scrollbar": true,
+}
+
+// candidate is an element surf may list, found in a snapshot.
+type candidate struct {
+	n      *snapNode
+	src    *frameSnap // the snapshot (and CDP session) it came from
+	strong bool       // a control by tag, role or editability; weak ones come from cursor, listeners or tabindex
+	scroll bool       // a scroll container
+
+	where     Location
+	vis       rect // visible part, viewport coordinates
+	container *snapNode
+	clickX    float64
+	clickY    float64
+	cover     *snapNode // what covers it, when Covered
+	coverSrc  *frameSnap
+	dist      float64 // distance from the viewport, for off-screen elements
+
+	ax *axInfo
+}
+
+// frameSnap is one snapshot with where it came from: the page's CDP
+// session, or an out-of-process frame's.
+type frameSnap struct {
+	snap   *snapshot
+	sess   *cdpSession
+	frame  string // URL of the frame, empty for the page
+	parent *frameSnap
+	owner  *snapNode // the iframe element in parent's snapshot
+}
+
+// findCandidates collects the interactive elements of a snapshot.
+func findCandidates(fs *frameSnap, viewport rect) []*candidate {
+	var out []*candidate
+	vpArea := viewport.area()
+	isCand := map[*snapNode]bool{}
+	for _, doc := range fs.snap.docs {
+		for _, n := range doc.nodes {
+			if !n.isElement() || !n.hasLayout {
+				continue
+			}
+			strong, weak, scroll := classify(n)
+			if !strong && !weak && !scroll {
+				continue
+			}
+			if v := n.style(styleVisibility); v != "" && v != "visible" {
+				continue
+			}
+			if n.box.W < 2 && n.box.H < 2 || n.box.W < 1 || n.box.H < 1 {
+				continue // zero-size (and 1px "visually hidden")
+			}
+			if offPage(n) {
+				continue
+			}
+			if !strong && !scroll {
+				// A weak candidate inside a listed one is part of it; a
+				// huge one is a framework's event root, not a control.
+				if n.box.area() > 0.3*vpArea || hasCandidateAncestor(n, isCand) {
+					continue
+				}
+				if n.name == "HTML" || n.name == "BODY" {
+					continue
+				}
+			}
+			if n.ariaHidden() || n.transparent() {
+				continue
+			}
+			isCand[n] = true
+			out = append(out, &candidate{n: n, src: fs, strong: strong, scroll: scroll && !strong})
+		}
+	}
+	// A weak candidate holding a real control (a label around its input, a
+	// card around its link) is not listed: the control is.
+	holds := map[*snapNode]bool{}
+	for _, c := range out {
+		if !c.strong {
+			continue
+		}
+		for a, d := c.n.flatParent(), 0; a != nil && d < 256; a, d = a.flatParent(), d+1 {
+			if holds[a] {
+				break
+			}
+			holds[a] = true
+		}
+	}
+	kept := out[:0]
+	for _, c := range out {
+		if !c.strong && !c.scroll && holds[c.n] {
+			continue
+		}
+		if c.n.name == "LABEL" && !c.strong {
+			continue // clicking a label acts on its control, which is listed
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}
+
+// classify says why n may be interactive.
+func classify(n *snapNode) (strong, weak, scroll bool) {
+	switch n.name {
+	case "A", "AREA":
+		if _, ok := n.attr("href"); ok {
+			strong = true
+		}
+	case "BUTTON", "SELECT", "TEXTAREA", "SUMMARY":
+		strong = true
+	case "INPUT":
+		strong = !strings.EqualFold(n.attrOr("type"), "hidden")
+	case "VIDEO", "AUDIO":
+		_, strong = n.attr("controls")
+	}
+	if role := strings.ToLower(strings.TrimSpace(n.attrOr("role"))); role != "" {
+		for _, r := range strings.Fields(role) {
+			if interactiveRoles[r] {
+				strong = true
+				break
+			}
+		}
+	}
+	if isEditable(n) && (n.parent == nil || !isEditable(n.parent)) {
+		strong = true
+	}
+	if !strong {
+		if t, ok := n.attr("tabindex"); ok {
+			if v, err := strconv.Atoi(strings.TrimSpace(t)); err == nil && v >= 0 {
+				weak = true
+			}
+		}
+		if n.clickable {
+			weak = true
+		}
+		if n.style(styleCursor) == "pointer" && (n.parent == nil || n.parent.style(styleCursor) != "pointer") {
+			weak = true
+		}
+	}
+	if n.clipsOverflow() && (n.scrollsY() || n.scrollsX()) {
+		scroll = true
+	}
+	return strong, weak, scroll
+}
+
+func isEditable(n *snapNode) bool {
+	v, ok := n.attr("contenteditable")
+	if !ok {
+		return false
+	}
+	v = strings.ToLower(strings.TrimSpace(v))
+	return v == "" || v == "true" || v == "plaintext-only"
+}
+
+func hasCandidateAncestor(n *snapNode, isCand map[*snapNode]bool) bool {
+	for a, d := n.flatParent(), 0; a != nil && d < 256; a, d = a.flatParent(), d+1 {
+		if isCand[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// offPage reports elements positioned outside their document's page area
+// (the "visually hidden" technique of placing them at -9999px).
+func offPage(n *snapNode) bool {
+	doc := n.doc
+	left := n.box.X + doc.scrollX // back to document coordinates, relative to the doc origin
+	top := n.box.Y + doc.scrollY
+	if doc.owner != nil {
+		c := doc.owner.contentBox()
+		left -= c.X
+		top -= c.Y
+	}
+	return left+n.box.W <= 0 || top+n.box.H <= 0 || (doc.width > 0 && left >= doc.width)
+}
+
+// locate decides where each candidate is and, for those on screen, the
+// point a click would use and whether something covers it.
+func locate(cands []*candidate, viewport rect) {
+	for _, c := range cands {
+		n := c.n
+		inClip := n.box.intersect(n.clipFor())
+		if inClip.empty() {
+			c.where = Clipped
+			c.container = n.scrollContainer()
+			if c.container == nil {
+				c.container = n.doc.owner
+			}
+			c.dist = 0
+			if cb := n.doc.clip; !cb.empty() && !cb.intersect(viewport).empty() {
+				// A frame or container on screen hides it: it counts as near.
+			} else {
+				c.dist = distance(n.box, viewport)
+			}
+			continue
+		}
+		vis := inClip.intersect(viewport)
+		if vis.empty() {
+			c.where, c.dist = side(inClip, viewport), distance(inClip, viewport)
+			continue
+		}
+		if lb, ok := n.lineBox(vis); ok {
+			vis = lb // a wrapped link: point at its first visible line
+		}
+		c.vis = vis
+		c.where = InViewport
+		c.clickX, c.clickY, c.cover, c.coverSrc = clickPoint(c, vis)
+		if c.cover != nil {
+			c.where = Covered
+		}
+	}
+}
+
+func side(b, vp rect) Location {
+	switch {
+	case b.bottom() <= vp.Y:
+		return Above
+	case b.Y >= vp.bottom():
+		return Below
+	case b.right() <= vp.X:
+		return Left
+	default:
+		return Right
+	}
+}
+
+func distance(b, vp rect) float64 {
+	dx := math.Max(0, math.Max(vp.X-b.right(), b.X-vp.right()))
+	dy := math.Max(0, math.Max(vp.Y-b.bottom(), b.Y-vp.bottom()))
+	return math.Hypot(dx, dy)
+}
+
+// clickPoint finds a point of vis where a click reaches the element: the
+// centre first, then points around it. When every point is covered it
+// returns the centre and what covers it.
+func clickPoint(c *candidate, vis rect) (x, y float64, cover *snapNode, coverSrc *frameSnap) {
+	cx, cy := vis.center()
+	points := [][2]float64{{cx, cy}}
+	if vis.W >= 8 && vis.H >= 8 {
+		for _, f := range [][2]float64{{0.25, 0.5}, {0.75, 0.5}, {0.5, 0.25}, {0.5, 0.75}, {0.25, 0.25}, {0.75, 0.25}, {0.25, 0.75}, {0.75, 0.75}, {0.1, 0.5}, {0.9, 0.5}} {
+			points = append(points, [2]float64{vis.X + vis.W*f[0], vis.Y + vis.H*f[1]})
+		}
+	}
+	for i, p := range points {
+		cov, src := coverAt(c, p[0], p[1])
+		if cov == nil {
+			return p[0], p[1], nil, nil
+		}
+		if i == 0 {
+			cover, coverSrc = cov, src
+		}
+	}
+	return cx, cy, cover, coverSrc
+}
+
+// coverAt returns what is painted over c at (x, y), if anything: first in
+// c's own snapshot, then, for an out-of-process frame, over its iframe in
+// each parent snapshot.
+func coverAt(c *candidate, x, y float64) (*snapNode, *frameSnap) {
+	fs := c.src
+	target := c.n
+	for fs != nil {
+		top := fs.snap.top(x, y)
+		if top != nil && !reaches(top, target) {
+			return top, fs
+		}
+		if top == nil && fs.parent == nil {
+			return nil, nil
+		}
+		target = fs.owner
+		fs = fs.parent
+		if target == nil {
+			return nil, nil
+		}
+	}
+	return nil, nil
+}
+
+// reaches reports whether a click landing on top acts on target: top is the
+// target or inside it, or top is a label for it.
+func reaches(top, target *snapNode) bool {
+	if top.isDescendantOf(target) {
+		return true
+	}
+	for a, d := top, 0; a != nil && d < 64; a, d = a.flatParent(), d+1 {
+		if a.name == "LABEL" {
+			if target.isDescendantOf(a) {
+				return true
+			}
+			if f := a.attrOr("for"); f != "" && f == target.attrOr("id") {
+				return true
+			}
+			break
+		}
+	}
+	// Anything else, an ancestor painted over its child included, takes
+	// the click instead of the target.
+	return false
+}
+
+// coverOwner climbs from what is on top to the element worth naming: a
+// dialog, banner or overlay layer, or a listed element.
+func coverOwner(n *snapNode, listed map[*snapNode]*Element) *snapNode {
+	best := n
+	for a, d := n, 0; a != nil && d < 64; a, d = a.flatParent(), d+1 {
+		if !a.isElement() {
+			continue
+		}
+		if a.name == "BODY" || a.name == "HTML" {
+			break
+		}
+		role := strings.ToLower(a.attrOr("role"))
+		switch role {
+		case "dialog", "alertdialog", "banner", "alert", "region", "navigation", "contentinfo", "complementary":
+			return a
+		}
+		if a.name == "DIALOG" || a.attrOr("aria-modal") == "true" {
+			return a
+		}
+		if p := a.style(stylePosition); p == "fixed" || p == "sticky" || p == "absolute" {
+			best = a
+		}
+		if _, ok := listed[a]; ok && best == n {
+			best = a
+		}
+	}
+	return best
+}
+
+// orderCandidates sorts candidates for numbering: on-screen elements in
+// reading order, then those above (nearest first), then below (nearest
+// first), then the rest.
+func orderCandidates(cs []*candidate) {
+	rank := func(c *candidate) int {
+		switch c.where {
+		case InViewport, Covered:
+			return 0
+		case Clipped:
+			if c.dist == 0 {
+				return 1
+			}
+			return 4
+		case Above:
+			return 2
+		case Below:
+			return 3
+		default:
+			return 4
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		ra, rb := rank(a), rank(b)
+		if ra != rb {
+			return ra < rb
+		}
+		if ra == 0 {
+			ay, by := math.Round(a.vis.Y/8), math.Round(b.vis.Y/8)
+			if ay != by {
+				return ay < by
+			}
+			return a.vis.X < b.vis.X
+		}
+		if a.dist != b.dist {
+			return a.dist < b.dist
+		}
+		return a.n.box.Y < b.n.box.Y
+	})
+}

@@ -1,0 +1,668 @@
+package websurfer
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/domsnapshot"
+)
+
+// snapshotStyles are the computed styles surf asks DOMSnapshot for, in this
+// order (the style* constants index into them).
+var snapshotStyles = []string{"visibility", "cursor", "pointer-events", "overflow-x", "overflow-y", "position", "opacity", "display"}
+
+const (
+	styleVisibility = iota
+	styleCursor
+	stylePointerEvents
+	styleOverflowX
+	styleOverflowY
+	stylePosition
+	styleOpacity
+	styleDisplay
+)
+
+// rect is a box in CSS pixels.
+type rect struct{ X, Y, W, H float64 }
+
+// everywhere is a clip that clips nothing.
+var everywhere = rect{-1e7, -1e7, 2e7, 2e7}
+
+func (r rect) empty() bool            { return r.W <= 0 || r.H <= 0 }
+func (r rect) right() float64         { return r.X + r.W }
+func (r rect) bottom() float64        { return r.Y + r.H }
+func (r rect) area() float64          { return max(r.W, 0) * max(r.H, 0) }
+func (r rect) center() (x, y float64) { return r.X + r.W/2, r.Y + r.H/2 }
+func (r rect) contains(x, y float64) bool {
+	return x >= r.X && x < r.X+r.W && y >= r.Y && y < r.Y+r.H
+}
+func (r rect) intersect(o rect) rect {
+	x0, y0 := max(r.X, o.X), max(r.Y, o.Y)
+	x1, y1 := min(r.right(), o.right()), min(r.bottom(), o.bottom())
+	if x1 <= x0 || y1 <= y0 {
+		return rect{X: x0, Y: y0}
+	}
+	return rect{x0, y0, x1 - x0, y1 - y0}
+}
+func (r rect) offset(dx, dy float64) rect { return rect{r.X + dx, r.Y + dy, r.W, r.H} }
+
+// snapNode is one DOM node of a snapshot document, with what surf needs of
+// its layout. Boxes are in the top-level viewport's CSS pixels.
+type snapNode struct {
+	doc      *snapDoc
+	index    int
+	parent   *snapNode // the DOM parent; a shadow root's parent is its host
+	children []*snapNode
+	nodeType int64
+	name     string // tag name (upper case), "#text", "#document-fragment", ...
+	value    string // nodeValue: the text of text nodes
+	backend  cdp.BackendNodeID
+	attrs    []int64 // string-table indexes, name/value pairs
+	shadow   string  // for shadow roots: "open", "closed" or "user-agent"
+
+	hasLayout  bool
+	box        rect // border box, viewport coordinates
+	client     rect // client rect relative to the border box (clientLeft, clientTop, clientWidth, clientHeight)
+	scroll     rect // scrollLeft, scrollTop, scrollWidth, scrollHeight
+	hasRects   bool
+	paint      int64
+	styles     []int64
+	text       string // layout text of a text node
+	frags      []rect // a text node's line boxes, viewport coordinates
+	clickable  bool   // has click listeners or is a link (DOMSnapshot's isClickable)
+	inputVal   string
+	checked    bool
+	selected   bool
+	contentDoc *snapDoc // the document of a same-process iframe
+
+	hitBoxes   []rect // where it takes clicks, for the hit index
+	clipMemo   rect   // clipInside memo
+	clipMemoOK bool
+}
+
+// snapDoc is one document of a snapshot: the page, or a same-process frame.
+type snapDoc struct {
+	snap    *snapshot
+	index   int
+	frameID string
+	url     string
+	baseURL string
+	title   string
+	nodes   []*snapNode
+	scrollX float64
+	scrollY float64
+	width   float64 // content size
+	height  float64
+	// clip is the part of the viewport the document is shown in: the
+	// viewport for the page, the iframe's content box for a frame.
+	clip  rect
+	owner *snapNode // the iframe element showing this document, if any
+}
+
+// snapshot is a parsed DOMSnapshot of one CDP session: the page with its
+// same-process frames, or an out-of-process frame.
+type snapshot struct {
+	strings  []string
+	docs     []*snapDoc
+	viewport rect // the top-level viewport
+	hits     *hitIndex
+}
+
+func (s *snapshot) str(i domsnapshot.StringIndex) string {
+	if i < 0 || int(i) >= len(s.strings) {
+		return ""
+	}
+	return s.strings[i]
+}
+
+// attr returns an attribute's value and whether it is present.
+func (n *snapNode) attr(name string) (string, bool) {
+	st := n.doc.snap.strings
+	for i := 0; i+1 < len(n.attrs); i += 2 {
+		k := n.attrs[i]
+		if k >= 0 && int(k) < len(st) && strings.EqualFold(st[k], name) {
+			v := n.attrs[i+1]
+			if v >= 0 && int(v) < len(st) {
+				return st[v], true
+			}
+			return "", true
+		}
+	}
+	return "", false
+}
+
+func (n *snapNode) attrOr(name string) string {
+	v, _ := n.attr(name)
+	return v
+}
+
+func (n *snapNode) style(i int) string {
+	if i >= len(n.styles) {
+		return ""
+	}
+	v := n.styles[i]
+	if v < 0 || int(v) >= len(n.doc.snap.strings) {
+		return ""
+	}
+	return n.doc.snap.strings[v]
+}
+
+func (n *snapNode) isElement() bool { return n.nodeType == 1 }
+
+// flatParent is the parent across document boundaries: a frame document's
+// root continues to the iframe element showing it.
+func (n *snapNode) flatParent() *snapNode {
+	if n.parent != nil {
+		return n.parent
+	}
+	return n.doc.owner
+}
+
+// isDescendantOf reports whether n is a, or lies inside a, across shadow
+// roots and same-process frames.
+func (n *snapNode) isDescendantOf(a *snapNode) bool {
+	for x, depth := n, 0; x != nil && depth < 4096; x, depth = x.flatParent(), depth+1 {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSnapshot turns the columnar DOMSnapshot result into trees. origin is
+// where the first document's (0,0) lies in viewport coordinates (non-zero
+// for an out-of-process frame), and clip the part of the viewport it shows.
+func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport rect, originX, originY float64, clip rect) *snapshot {
+	s := &snapshot{strings: res.Strings, viewport: viewport}
+	for i, d := range res.Documents {
+		doc := s.parseDoc(d)
+		doc.index = i
+		s.docs = append(s.docs, doc)
+	}
+	if len(s.docs) == 0 {
+		return s
+	}
+	root := s.docs[0]
+	root.clip = clip
+	s.place(root, originX, originY)
+	// Documents come parent before child: place each frame's document at
+	// its iframe element's content box.
+	for di, d := range res.Documents {
+		if d.Nodes == nil || d.Nodes.ContentDocumentIndex == nil {
+			continue
+		}
+		parent := s.docs[di]
+		cdi := d.Nodes.ContentDocumentIndex
+		for k, idx := range cdi.Index {
+			if idx < 0 || int(idx) >= len(parent.nodes) || k >= len(cdi.Value) {
+				continue
+			}
+			ci := int(cdi.Value[k])
+			if ci <= di || ci >= len(s.docs) || s.docs[ci].owner != nil {
+				continue
+			}
+			owner, child := parent.nodes[idx], s.docs[ci]
+			owner.contentDoc, child.owner = child, owner
+			content := owner.contentBox()
+			child.clip = content.intersect(owner.clipFor())
+			s.place(child, content.X, content.Y)
+		}
+	}
+	return s
+}
+
+// place moves a document's boxes from its own coordinates into the
+// viewport's, given where its (0,0) is before scrolling.
+func (s *snapshot) place(doc *snapDoc, originX, originY float64) {
+	dx, dy := originX-doc.scrollX, originY-doc.scrollY
+	for _, n := range doc.nodes {
+		if n.hasLayout {
+			n.box = n.box.offset(dx, dy)
+		}
+		for i := range n.frags {
+			n.frags[i] = n.frags[i].offset(dx, dy)
+		}
+	}
+}
+
+func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
+	doc := &snapDoc{
+		snap:    s,
+		frameID: s.str(d.FrameID),
+		url:     s.str(d.DocumentURL),
+		baseURL: s.str(d.BaseURL),
+		title:   s.str(d.Title),
+		scrollX: d.ScrollOffsetX,
+		scrollY: d.ScrollOffsetY,
+		width:   d.ContentWidth,
+		height:  d.ContentHeight,
+	}
+	nt := d.Nodes
+	if nt == nil {
+		return doc
+	}
+	n := len(nt.NodeType)
+	doc.nodes = make([]*snapNode, n)
+	for i := 0; i < n; i++ {
+		node := &snapNode{doc: doc, index: i, nodeType: nt.NodeType[i]}
+		if i < len(nt.NodeName) {
+			node.name = s.str(nt.NodeName[i])
+		}
+		if i < len(nt.NodeValue) && node.nodeType == 3 {
+			node.value = s.str(nt.NodeValue[i])
+		}
+		if i < len(nt.BackendNodeID) {
+			node.backend = nt.BackendNodeID[i]
+		}
+		if i < len(nt.Attributes) {
+			node.attrs = nt.Attributes[i]
+		}
+		doc.nodes[i] = node
+	}
+	for i := 0; i < n && i < len(nt.ParentIndex); i++ {
+		p := nt.ParentIndex[i]
+		if p >= 0 && int(p) < i { // parents precede children; anything else is ignored
+			doc.nodes[i].parent = doc.nodes[p]
+			doc.nodes[p].children = append(doc.nodes[p].children, doc.nodes[i])
+		}
+	}
+	rareS := func(r *domsnapshot.RareStringData, set func(*snapNode, string)) {
+		if r == nil {
+			return
+		}
+		for k, idx := range r.Index {
+			if idx >= 0 && int(idx) < n && k < len(r.Value) {
+				set(doc.nodes[idx], s.str(r.Value[k]))
+			}
+		}
+	}
+	rareB := func(r *domsnapshot.RareBooleanData, set func(*snapNode)) {
+		if r == nil {
+			return
+		}
+		for _, idx := range r.Index {
+			if idx >= 0 && int(idx) < n {
+				set(doc.nodes[idx])
+			}
+		}
+	}
+	rareS(nt.ShadowRootType, func(x *snapNode, v string) { x.shadow = v })
+	rareS(nt.InputValue, func(x *snapNode, v string) { x.inputVal = v })
+	rareS(nt.TextValue, func(x *snapNode, v string) { x.inputVal = v })
+	rareB(nt.IsClickable, func(x *snapNode) { x.clickable = true })
+	rareB(nt.InputChecked, func(x *snapNode) { x.checked = true })
+	rareB(nt.OptionSelected, func(x *snapNode) { x.selected = true })
+
+	if lt := d.Layout; lt != nil {
+		byLayout := make([]*snapNode, len(lt.NodeIndex))
+		for li, ni := range lt.NodeIndex {
+			if ni < 0 || int(ni) >= n {
+				continue
+			}
+			node := doc.nodes[ni]
+			byLayout[li] = node
+			if node.hasLayout {
+				continue // further boxes of the same node
+			}
+			node.hasLayout = true
+			if li < len(lt.Bounds) && len(lt.Bounds[li]) == 4 {
+				b := lt.Bounds[li]
+				node.box = rect{b[0], b[1], b[2], b[3]}
+			}
+			if li < len(lt.ClientRects) && len(lt.ClientRects[li]) == 4 {
+				c := lt.ClientRects[li]
+				node.client = rect{c[0], c[1], c[2], c[3]}
+				node.hasRects = true
+			}
+			if li < len(lt.ScrollRects) && len(lt.ScrollRects[li]) == 4 {
+				c := lt.ScrollRects[li]
+				node.scroll = rect{c[0], c[1], c[2], c[3]}
+			}
+			if li < len(lt.Styles) {
+				node.styles = lt.Styles[li]
+			}
+			if li < len(lt.PaintOrders) {
+				node.paint = lt.PaintOrders[li]
+			}
+			if li < len(lt.Text) {
+				node.text = s.str(lt.Text[li])
+			}
+		}
+		if tb := d.TextBoxes; tb != nil {
+			for k, li := range tb.LayoutIndex {
+				if li < 0 || int(li) >= len(byLayout) || byLayout[li] == nil || k >= len(tb.Bounds) || len(tb.Bounds[k]) != 4 {
+					continue
+				}
+				node := byLayout[li]
+				if len(node.frags) < 16 {
+					b := tb.Bounds[k]
+					node.frags = append(node.frags, rect{b[0], b[1], b[2], b[3]})
+				}
+			}
+		}
+	}
+	return doc
+}
+
+// lineBox is the box to point at for an element whose text wraps over
+// several lines: its bounding box then spans both lines, and its centre
+// may fall on other text. It returns the first line's text box inside
+// limit, or false when the element does not wrap.
+func (n *snapNode) lineBox(limit rect) (rect, bool) {
+	frags := n.inlineFrags()
+	if len(frags) < 2 {
+		return rect{}, false
+	}
+	lines := 0
+	lastY := -1e9
+	for _, f := range frags {
+		if f.Y > lastY+f.H/2 {
+			lines++
+			lastY = f.Y
+		}
+	}
+	if lines < 2 {
+		return rect{}, false
+	}
+	for _, f := range frags {
+		if v := f.intersect(limit); !v.empty() && v.W >= 2 {
+			return v, true
+		}
+	}
+	return rect{}, false
+}
+
+// inlineFrags returns the line boxes of an inline element's text: where
+// it actually paints. It returns nil for other elements.
+func (n *snapNode) inlineFrags() []rect {
+	if n.style(styleDisplay) != "inline" {
+		return nil
+	}
+	var frags []rect
+	var walk func(x *snapNode, d int)
+	walk = func(x *snapNode, d int) {
+		if d > 6 || len(frags) > 16 {
+			return
+		}
+		frags = append(frags, x.frags...)
+		for _, c := range x.children {
+			walk(c, d+1)
+		}
+	}
+	walk(n, 0)
+	return frags
+}
+
+// transparent reports whether n or an ancestor is fully transparent.
+func (n *snapNode) transparent() bool {
+	for a, d := n, 0; a != nil && d < 64; a, d = a.parent, d+1 {
+		if a.hasLayout && a.style(styleOpacity) == "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// contentBox is the inside of an element's border (where an iframe shows
+// its document, and what an overflow container clips to).
+func (n *snapNode) contentBox() rect {
+	if !n.hasRects || n.client.W <= 0 || n.client.H <= 0 {
+		return n.box
+	}
+	return rect{n.box.X + n.client.X, n.box.Y + n.client.Y, n.client.W, n.client.H}
+}
+
+// clipsOverflow reports whether n clips its descendants to its box.
+func (n *snapNode) clipsOverflow() bool {
+	if !n.hasLayout || !n.isElement() {
+		return false
+	}
+	if n.name == "HTML" || n.name == "BODY" {
+		return false // their overflow applies to the viewport
+	}
+	ox, oy := n.style(styleOverflowX), n.style(styleOverflowY)
+	return (ox != "" && ox != "visible") || (oy != "" && oy != "visible")
+}
+
+// scrollsY reports whether n is a vertical scroll container with more
+// content than it shows.
+func (n *snapNode) scrollsY() bool {
+	oy := n.style(styleOverflowY)
+	return (oy == "auto" || oy == "scroll") && n.hasRects && n.scroll.H > n.client.H+1 && n.client.H > 0
+}
+
+func (n *snapNode) scrollsX() bool {
+	ox := n.style(styleOverflowX)
+	return (ox == "auto" || ox == "scroll") && n.hasRects && n.scroll.W > n.client.W+1 && n.client.W > 0
+}
+
+// clipFor is the part of the viewport n can paint into: its document's clip
+// narrowed by every overflow-clipping ancestor in its containing-block
+// chain (fixed elements escape all of them, absolute ones skip static
+// ancestors).
+func (n *snapNode) clipFor() rect {
+	switch n.style(stylePosition) {
+	case "fixed":
+		return n.doc.clip
+	case "absolute":
+		for a := n.parent; a != nil; a = a.parent {
+			if a.isElement() && a.hasLayout && a.style(stylePosition) != "static" && a.style(stylePosition) != "" {
+				return a.clipInside()
+			}
+		}
+		return n.doc.clip
+	}
+	if n.parent == nil {
+		return n.doc.clip
+	}
+	return n.parent.clipInside()
+}
+
+// clipInside is the clip n's in-flow children get.
+func (n *snapNode) clipInside() rect {
+	if n.clipMemoOK {
+		return n.clipMemo
+	}
+	c := n.clipFor()
+	if n.clipsOverflow() {
+		c = c.intersect(n.contentBox())
+	}
+	n.clipMemo, n.clipMemoOK = c, true
+	return c
+}
+
+// scrollContainer is the nearest ancestor that scrolls and clips n, if any.
+func (n *snapNode) scrollContainer() *snapNode {
+	for a := n.parent; a != nil; a = a.parent {
+		if a.clipsOverflow() && (a.scrollsY() || a.scrollsX()) {
+			return a
+		}
+	}
+	return nil
+}
+
+// hitIndex finds the topmost painted element at a point, using the
+// snapshot's paint order. It holds element boxes that intersect the
+// viewport, in a grid of cells.
+type hitIndex struct {
+	cell  float64
+	cols  int
+	rows  int
+	x0    float64
+	y0    float64
+	cells [][]*snapNode
+}
+
+const hitCell = 64
+
+func (s *snapshot) buildHits() {
+	vp := s.viewport
+	h := &hitIndex{cell: hitCell, x0: vp.X, y0: vp.Y}
+	h.cols = int(math.Ceil(vp.W/hitCell)) + 1
+	h.rows = int(math.Ceil(vp.H/hitCell)) + 1
+	h.cells = make([][]*snapNode, h.cols*h.rows)
+	for _, d := range s.docs {
+		for _, n := range d.nodes {
+			if !n.isElement() || !n.hasLayout || n.box.empty() {
+				continue
+			}
+			if n.style(styleVisibility) != "visible" && n.style(styleVisibility) != "" {
+				continue
+			}
+			if n.style(stylePointerEvents) == "none" {
+				continue
+			}
+			clip := n.clipFor().intersect(vp)
+			n.hitBoxes = nil
+			if frags := n.inlineFrags(); len(frags) > 1 {
+				// An inline element that wraps paints its lines, not the
+				// box around them.
+				for _, f := range frags {
+					if b := f.intersect(clip); !b.empty() {
+						n.hitBoxes = append(n.hitBoxes, b)
+					}
+				}
+			} else if b := n.box.intersect(clip); !b.empty() {
+				n.hitBoxes = []rect{b}
+			}
+			for _, b := range n.hitBoxes {
+				c0, c1 := h.col(b.X), h.col(b.right()-0.01)
+				r0, r1 := h.row(b.Y), h.row(b.bottom()-0.01)
+				for r := r0; r <= r1; r++ {
+					for c := c0; c <= c1; c++ {
+						if cell := h.cells[r*h.cols+c]; len(cell) == 0 || cell[len(cell)-1] != n {
+							h.cells[r*h.cols+c] = append(cell, n)
+						}
+					}
+				}
+			}
+		}
+	}
+	s.hits = h
+}
+
+func (h *hitIndex) col(x float64) int {
+	return min(max(int((x-h.x0)/h.cell), 0), h.cols-1)
+}
+func (h *hitIndex) row(y float64) int {
+	return min(max(int((y-h.y0)/h.cell), 0), h.rows-1)
+}
+
+// top returns the element painted on top at (x, y), or nil.
+func (s *snapshot) top(x, y float64) *snapNode {
+	if s.hits == nil {
+		s.buildHits()
+	}
+	h := s.hits
+	var best *snapNode
+	for _, n := range h.cells[h.row(y)*h.cols+h.col(x)] {
+		in := false
+		for _, b := range n.hitBoxes {
+			if b.contains(x, y) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			continue
+		}
+		if best == nil || n.paint > best.paint ||
+			(n.paint == best.paint && (n.doc.index > best.doc.index || (n.doc == best.doc && n.index > best.index))) {
+			best = n
+		}
+	}
+	return best
+}
+
+// ariaHidden reports whether n or an ancestor is aria-hidden or inert, or
+// n sits in a hidden <template>-like subtree.
+func (n *snapNode) ariaHidden() bool {
+	for a := n; a != nil; a = a.flatParent() {
+		if !a.isElement() {
+			continue
+		}
+		if v, ok := a.attr("aria-hidden"); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+		if _, ok := a.attr("inert"); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// describe is a short human description of an element, for messages such
+// as what covers a button.
+func (n *snapNode) describe() string {
+	if n == nil {
+		return ""
+	}
+	tag := strings.ToLower(n.name)
+	if v := n.attrOr("aria-label"); v != "" {
+		return strconv.Quote(truncate(v, 40)) + " " + tag
+	}
+	if role := n.attrOr("role"); role != "" {
+		tag = role
+	}
+	if id := n.attrOr("id"); id != "" {
+		return tag + "#" + truncate(id, 30)
+	}
+	if cls := strings.Fields(n.attrOr("class")); len(cls) > 0 {
+		return tag + "." + truncate(cls[0], 30)
+	}
+	return tag
+}
+
+// textContent joins the layout text under n (what is rendered), up to max
+// bytes.
+func (n *snapNode) textContent(max int) string {
+	var b strings.Builder
+	var walk func(x *snapNode, depth int)
+	walk = func(x *snapNode, depth int) {
+		if b.Len() >= max || depth > 64 {
+			return
+		}
+		if x.nodeType == 3 && x.hasLayout {
+			t := strings.TrimSpace(x.text)
+			if t != "" {
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(t)
+			}
+		}
+		for _, c := range x.children {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return truncate(b.String(), max)
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// findBackend finds the node with a backend id in a snapshot.
+func findBackend(s *snapshot, id cdp.BackendNodeID) *snapNode {
+	for _, d := range s.docs {
+		for _, n := range d.nodes {
+			if n.backend == id {
+				return n
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package websurfer
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// DefaultMaxDownloadBytes caps one download unless Config.MaxDownloadBytes
+// says otherwise.
+const DefaultMaxDownloadBytes = 100 << 20
+
+// history is a tab's own list of visited URLs. surf keeps it because the
+// browser's history breaks after popups and redirects; back and forward
+// walk this list.
+type history struct {
+	urls []string
+	pos  int
+	// walking is set while back/forward navigate, so the navigation does
+	// not push.
+	walking bool
+}
+
+func (h *history) push(u string) {
+	if h.walking || u == "" || u == "about:blank" {
+		return
+	}
+	if len(h.urls) > 0 && h.urls[h.pos] == u {
+		return
+	}
+	h.urls = append(h.urls[:min(h.pos+1, len(h.urls))], u)
+	if len(h.urls) > 200 {
+		h.urls = h.urls[len(h.urls)-200:]
+	}
+	h.pos = len(h.urls) - 1
+}
+
+// tabState is the part of a tab that Playwright's event goroutine writes.
+type tabState struct {
+	mu       sync.Mutex
+	hist     history
+	inflight map[playwright.Request]struct{}
+	lastNet  time.Time
+	crashed  bool
+	closed   bool
+}
+
+// watch installs the tab's event handlers: navigations (history),
+// network activity (for waiting), dialogs, downloads and crashes.
+func (s *Surfer) watch(t *tab) {
+	st := &t.state
+	st.inflight = map[playwright.Request]struct{}{}
+	p := t.page
+	p.OnFrameNavigated(func(f playwright.Frame) {
+		if f != p.MainFrame() {
+			return
+		}
+		st.mu.Lock()
+		st.hist.push(f.URL())
+		st.mu.Unlock()
+	})
+	p.OnRequest(func(r playwright.Request) {
+		st.mu.Lock()
+		st.inflight[r] = struct{}{}
+		st.lastNet = time.Now()
+		st.mu.Unlock()
+	})
+	done := func(r playwright.Request) {
+		st.mu.Lock()
+		delete(st.inflight, r)
+		st.lastNet = time.Now()
+		st.mu.Unlock()
+	}
+	p.OnRequestFinished(done)
+	p.OnRequestFailed(done)
+	p.OnDialog(func(d playwright.Dialog) {
+		// A dialog never hangs a tool: it is dismissed, and its text is
+		// reported in the next observation.
+		msg := fmt.Sprintf("%s %s was dismissed", d.Type(), q(d.Message(), 200))
+		if err := d.Dismiss(); err != nil {
+			msg = fmt.Sprintf("%s %s could not be dismissed: %v", d.Type(), q(d.Message(), 200), err)
+		}
+		s.pushEvent(Event{Kind: "dialog", Message: msg})
+	})
+	p.OnDownload(func(d playwright.Download) {
+		go s.saveDownload(d)
+	})
+	p.OnCrash(func(playwright.Page) {
+		st.mu.Lock()
+		st.crashed = true
+		st.mu.Unlock()
+		s.pushEvent(Event{Kind: "crash", Message: "the page crashed; reload it or go back"})
+	})
+	p.OnClose(func(playwright.Page) {
+		st.mu.Lock()
+		st.closed = true
+		st.mu.Unlock()
+	})
+}
+
+// pushEvent queues an event from Playwright's goroutines.
+func (s *Surfer) pushEvent(e Event) {
+	s.evmu.Lock()
+	s.pending = append(s.pending, e)
+	if len(s.pending) > 50 {
+		s.pending = s.pending[len(s.pending)-50:]
+	}
+	s.evmu.Unlock()
+}
+
+// takeEvents drains the queued events.
+func (s *Surfer) takeEvents() []Event {
+	s.evmu.Lock()
+	defer s.evmu.Unlock()
+	out := s.pending
+	s.pending = nil
+	return out
+}
+
+// saveDownload keeps a download in the session's downloads directory,
+// under the size cap.
+func (s *Surfer) saveDownload(d playwright.Download) {
+	dir := s.sess.Info().DownloadsDir
+	name := safeFileName(d.SuggestedFilename())
+	path := uniquePath(filepath.Join(dir, name))
+	s.dlWG.Add(1)
+	defer s.dlWG.Done()
+	if err := d.SaveAs(path); err != nil {
+		s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("download %s failed: %v", q(name, 80), err), URL: d.URL()})
+		return
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("download %s failed: %v", q(name, 80), err), URL: d.URL()})
+		return
+	}
+	if fi.Size() > s.cfg.MaxDownloadBytes {
+		os.Remove(path)
+		s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("download %s was discarded: %d bytes is over the cap of %d", q(name, 80), fi.Size(), s.cfg.MaxDownloadBytes), URL: d.URL()})
+		return
+	}
+	s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("downloaded %s (%d bytes) to %s", q(name, 80), fi.Size(), path), Path: path, URL: d.URL()})
+}
+
+// safeFileName keeps a suggested download name from escaping the
+// downloads directory or hiding.
+func safeFileName(n string) string {
+	n = filepath.Base(strings.ReplaceAll(n, "\\", "/"))
+	n = strings.Map(func(r rune) rune {
+		if r < 32 || r == '/' || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, n)
+	n = strings.TrimLeft(n, ".")
+	if n == "" {
+		n = "download"
+	}
+	if len(n) > 120 {
+		n = n[len(n)-120:]
+	}
+	return n
+}
+
+func uniquePath(p string) string {
+	if _, err := os.Stat(p); os.IsNotExist(err) {
+		return p
+	}
+	ext := filepath.Ext(p)
+	base := strings.TrimSuffix(p, ext)
+	for i := 1; ; i++ {
+		c := fmt.Sprintf("%s (%d)%s", base, i, ext)
+		if _, err := os.Stat(c); os.IsNotExist(err) {
+			return c
+		}
+	}
+}
+
+// netIdle reports whether the tab has had no request in flight for quiet.
+func (t *tab) netIdle(quiet time.Duration) bool {
+	st := &t.state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.inflight) == 0 && time.Since(st.lastNet) >= quiet
+}
+
+// tabSeq numbers tabs for their names in logs.
+var tabSeq atomic.Int64

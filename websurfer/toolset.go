@@ -1,0 +1,188 @@
+package websurfer
+
+import (
+	"context"
+	"sort"
+
+	"github.com/surfkit/surf/tools"
+)
+
+// Tools returns surf's tools bound to this surfer, for the agent loop, an
+// MCP server or any caller that dispatches tool calls by name. Calls are
+// validated against each tool's schema before they run; pass Offered() to
+// Call so only the tools offered for the current page run.
+func (s *Surfer) Tools() *tools.Registry {
+	reg, err := tools.NewRegistry(tools.Config{Logger: s.log})
+	if err != nil {
+		panic(err) // the zero config cannot fail
+	}
+	act := func(f func(ctx context.Context) (*ActionResult, error)) func(context.Context) (*tools.Result, error) {
+		return func(ctx context.Context) (*tools.Result, error) {
+			r, err := f(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return s.result(r), nil
+		}
+	}
+	noArgs := func(f func(ctx context.Context) (*ActionResult, error)) tools.Handler[tools.NoArgs] {
+		h := act(f)
+		return func(ctx context.Context, _ tools.NoArgs) (*tools.Result, error) { return h(ctx) }
+	}
+	reg.Add(
+		tools.VisitURL.Bind(func(ctx context.Context, in tools.URLArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.VisitURL(ctx, in.URL) })(ctx)
+		}),
+		tools.WebSearch.Bind(func(ctx context.Context, in tools.WebSearchArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.WebSearch(ctx, in.Query) })(ctx)
+		}),
+		tools.HistoryBack.Bind(noArgs(s.HistoryBack)),
+		tools.HistoryForward.Bind(noArgs(s.HistoryForward)),
+		tools.RefreshPage.Bind(noArgs(s.RefreshPage)),
+		tools.PageUp.Bind(noArgs(s.PageUp)),
+		tools.PageDown.Bind(noArgs(s.PageDown)),
+		tools.ScrollElementUp.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.ScrollElement(ctx, in.TargetID, -1) })(ctx)
+		}),
+		tools.ScrollElementDown.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.ScrollElement(ctx, in.TargetID, 1) })(ctx)
+		}),
+		tools.Click.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.Click(ctx, in.TargetID) })(ctx)
+		}),
+		tools.InputText.Bind(func(ctx context.Context, in tools.InputTextArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) {
+				return s.InputText(ctx, in.InputFieldID, in.TextValue, in.PressEnter, in.DeleteExistingText)
+			})(ctx)
+		}),
+		tools.Hover.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.Hover(ctx, in.TargetID) })(ctx)
+		}),
+		tools.SelectOption.Bind(func(ctx context.Context, in tools.SelectOptionArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.SelectOption(ctx, in.TargetID, in.Option) })(ctx)
+		}),
+		tools.Keypress.Bind(func(ctx context.Context, in tools.KeypressArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.Keypress(ctx, in.Keys) })(ctx)
+		}),
+		tools.UploadFile.Bind(func(ctx context.Context, in tools.UploadFileArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.UploadFile(ctx, in.TargetID, in.Path) })(ctx)
+		}),
+		tools.CreateTab.Bind(func(ctx context.Context, in tools.URLArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.CreateTab(ctx, in.URL) })(ctx)
+		}),
+		tools.SwitchTab.Bind(func(ctx context.Context, in tools.TabArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.SwitchTab(ctx, in.Index) })(ctx)
+		}),
+		tools.CloseTab.Bind(func(ctx context.Context, in tools.TabArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.CloseTab(ctx, in.Index) })(ctx)
+		}),
+		tools.Sleep.Bind(func(ctx context.Context, in tools.SleepArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.Sleep(ctx, in.Seconds) })(ctx)
+		}),
+		tools.ReadPage.Bind(func(ctx context.Context, in tools.ReadPageArgs) (*tools.Result, error) {
+			text, err := s.ReadPage(ctx, in.Page)
+			if err != nil {
+				return nil, err
+			}
+			return tools.Text(text), nil
+		}),
+		tools.SummarizePage.Bind(func(ctx context.Context, _ tools.NoArgs) (*tools.Result, error) {
+			text, err := s.SummarizePage(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return tools.Text(text), nil
+		}),
+		tools.AnswerQuestion.Bind(func(ctx context.Context, in tools.QuestionArgs) (*tools.Result, error) {
+			text, err := s.AnswerQuestion(ctx, in.Question)
+			if err != nil {
+				return nil, err
+			}
+			return tools.Text(text), nil
+		}),
+		tools.StopAction.Bind(func(ctx context.Context, in tools.StopActionArgs) (*tools.Result, error) {
+			return tools.Text(s.StopAction(in.Answer).Summary), nil
+		}),
+	)
+	return reg
+}
+
+// result turns an action's result into a tool result: its text and the
+// set-of-mark screenshot.
+func (s *Surfer) result(r *ActionResult) *tools.Result {
+	res := tools.Text(r.Text())
+	if o := r.Observation; o != nil && len(o.Image) > 0 {
+		res = res.WithImage(o.ImageMIME, o.Image)
+	}
+	return res
+}
+
+// Offered lists the tools that make sense on the page as last observed:
+// page_up only when the page can scroll up, tab tools only with several
+// tabs, select_option only with something to choose from, and so on.
+// Before the first observation every navigation tool is offered.
+func (s *Surfer) Offered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := []string{"visit_url", "web_search", "refresh_page", "keypress", "sleep", "read_page", "create_tab", "stop_action", "summarize_page", "answer_question"}
+	if len(s.tabs) > 1 {
+		names = append(names, "switch_tab", "close_tab")
+	}
+	if s.closed || len(s.tabs) == 0 {
+		return names
+	}
+	t := s.tabs[s.active]
+	st := &t.state
+	st.mu.Lock()
+	if st.hist.pos > 0 || t.opener != nil {
+		names = append(names, "history_back")
+	}
+	if st.hist.pos < len(st.hist.urls)-1 {
+		names = append(names, "history_forward")
+	}
+	st.mu.Unlock()
+	o := s.last
+	if o == nil || o.tab != t {
+		return names
+	}
+	if o.Viewport.MoreAbove {
+		names = append(names, "page_up")
+	}
+	if o.Viewport.MoreBelow {
+		names = append(names, "page_down")
+	}
+	var click, input, sel, scroll, upload bool
+	for _, e := range o.Elements {
+		click = true
+		switch e.Role {
+		case "textbox", "searchbox", "combobox", "spinbutton":
+			input = true
+		}
+		if e.Tag == "select" || e.Role == "combobox" || e.Role == "listbox" || e.Role == "option" {
+			sel = true
+		}
+		if e.Scrollable != "" {
+			scroll = true
+		}
+		if e.InputType == "file" && s.sess.Info().UploadsDir != "" {
+			upload = true
+		}
+	}
+	if click {
+		names = append(names, "click", "hover")
+	}
+	if input {
+		names = append(names, "input_text")
+	}
+	if sel {
+		names = append(names, "select_option")
+	}
+	if scroll {
+		names = append(names, "scroll_element_up", "scroll_element_down")
+	}
+	if upload || (click && s.sess.Info().UploadsDir != "") {
+		names = append(names, "upload_file")
+	}
+	sort.Strings(names)
+	return names
+}

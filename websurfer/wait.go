@@ -1,0 +1,68 @@
+package websurfer
+
+import (
+	"context"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// Waiting after an action: surf gives the page a moment to start a
+// navigation or requests, then waits for the navigation to load and the
+// network to go quiet, each capped. There is no fixed sleep: every wait
+// ends as soon as its condition holds.
+const (
+	settleStart = 150 * time.Millisecond // how long a reaction may take to begin
+	netQuiet    = 250 * time.Millisecond // no request in flight for this long is quiet
+	netCap      = 3 * time.Second        // the longest surf waits for quiet
+	pollEvery   = 15 * time.Millisecond
+)
+
+// settle waits for the effects of an action on tab t, whose navigation
+// count was before. It reports whether the tab navigated.
+func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
+	deadline := time.Now().Add(s.cfg.ActionTimeout)
+	start := time.Now()
+	// Did anything start?
+	for time.Since(start) < settleStart {
+		if t.nav.Load() != before || !t.netIdle(0) || s.hasPopups() {
+			break
+		}
+		if !sleepCtx(ctx, pollEvery) {
+			return t.nav.Load() != before
+		}
+	}
+	navigated := t.nav.Load() != before
+	if navigated {
+		remaining := time.Until(deadline)
+		if remaining > 0 {
+			ms := float64(remaining.Milliseconds())
+			_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+		}
+	}
+	quietBy := time.Now().Add(netCap)
+	if quietBy.After(deadline) {
+		quietBy = deadline
+	}
+	for time.Now().Before(quietBy) && !t.netIdle(netQuiet) {
+		if !sleepCtx(ctx, pollEvery) {
+			break
+		}
+	}
+	return t.nav.Load() != before || navigated
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+func (s *Surfer) hasPopups() bool {
+	s.evmu.Lock()
+	defer s.evmu.Unlock()
+	return len(s.popups) > 0
+}

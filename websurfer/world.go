@@ -1,0 +1,167 @@
+package websurfer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+)
+
+// isolatedWorld holds surf's own JavaScript worlds of a tab's frames.
+// Scripts surf runs there (scrolling the page, choosing a native option)
+// cannot be seen or tampered with by the page's scripts, which live in
+// the main world.
+type isolatedWorld struct {
+	mu  sync.Mutex
+	ids map[worldKey]runtime.ExecutionContextID
+}
+
+type worldKey struct {
+	sess  *cdpSession
+	frame string
+}
+
+// worldName is the name of surf's isolated worlds.
+const worldName = "surf"
+
+// context returns the isolated world of a frame of a session, creating it
+// when needed. frame "" means the session's main frame.
+func (w *isolatedWorld) context(ctx context.Context, sess *cdpSession, frame string) (runtime.ExecutionContextID, error) {
+	if frame == "" {
+		var tree page.GetFrameTreeResult
+		if err := sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
+			return 0, err
+		}
+		if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
+			return 0, errors.New("the page has no main frame")
+		}
+		frame = string(tree.FrameTree.Frame.ID)
+	}
+	k := worldKey{sess, frame}
+	w.mu.Lock()
+	id, ok := w.ids[k]
+	w.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	no := false
+	res, err := cdp.Call(ctx, sess, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: cdp.FrameID(frame), WorldName: worldName, GrantUniveralAccess: &no})
+	if err != nil {
+		return 0, fmt.Errorf("creating surf's script world: %w", err)
+	}
+	w.mu.Lock()
+	if w.ids == nil {
+		w.ids = map[worldKey]runtime.ExecutionContextID{}
+	}
+	w.ids[k] = res.ExecutionContextID
+	w.mu.Unlock()
+	return res.ExecutionContextID, nil
+}
+
+// forget drops the cached world of a frame (after its context died).
+func (w *isolatedWorld) forget(sess *cdpSession, frame string) {
+	w.mu.Lock()
+	if frame == "" {
+		for k := range w.ids {
+			if k.sess == sess {
+				delete(w.ids, k)
+			}
+		}
+	} else {
+		delete(w.ids, worldKey{sess, frame})
+	}
+	w.mu.Unlock()
+}
+
+// evaluate runs an expression in the isolated world of a session's main
+// frame and decodes its JSON value into out (which may be nil).
+func (t *tab) evaluate(ctx context.Context, sess *cdpSession, expr string, out any) error {
+	for attempt := 0; ; attempt++ {
+		id, err := t.world.context(ctx, sess, "")
+		if err != nil {
+			return err
+		}
+		yes := true
+		res, err := cdp.Call(ctx, sess, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes})
+		if err != nil {
+			if attempt == 0 && contextGone(err) {
+				t.world.forget(sess, "")
+				continue
+			}
+			return err
+		}
+		return decodeRemote(res.Result, res.ExceptionDetails, out)
+	}
+}
+
+// callOn runs a function with a DOM node as `this`, in the isolated world
+// of the node's frame, with JSON arguments, decoding its result into out.
+func (t *tab) callOn(ctx context.Context, sess *cdpSession, frame string, backend cdp.BackendNodeID, fn string, args []any, out any) error {
+	for attempt := 0; ; attempt++ {
+		id, err := t.world.context(ctx, sess, frame)
+		if err != nil {
+			return err
+		}
+		obj, err := cdp.Call(ctx, sess, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: backend, ExecutionContextID: id})
+		if err != nil {
+			if attempt == 0 && contextGone(err) {
+				t.world.forget(sess, frame)
+				continue
+			}
+			return fmt.Errorf("the element is gone from the page: %w", err)
+		}
+		if obj.Object == nil || obj.Object.ObjectID == "" {
+			return errors.New("the element is gone from the page")
+		}
+		var cargs []*runtime.CallArgument
+		for _, a := range args {
+			b, err := json.Marshal(a)
+			if err != nil {
+				return err
+			}
+			cargs = append(cargs, &runtime.CallArgument{Value: b})
+		}
+		yes := true
+		res, err := cdp.Call(ctx, sess, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: fn, ObjectID: obj.Object.ObjectID, Arguments: cargs, ReturnByValue: &yes, AwaitPromise: &yes,
+		})
+		_ = sess.Call(ctx, runtime.CommandReleaseObject, runtime.ReleaseObjectParams{ObjectID: obj.Object.ObjectID}, nil)
+		if err != nil {
+			return err
+		}
+		return decodeRemote(res.Result, res.ExceptionDetails, out)
+	}
+}
+
+func decodeRemote(r *runtime.RemoteObject, exc *runtime.ExceptionDetails, out any) error {
+	if exc != nil {
+		msg := exc.Text
+		if exc.Exception != nil && exc.Exception.Description != "" {
+			msg = exc.Exception.Description
+		}
+		return fmt.Errorf("script error: %s", firstLine(msg))
+	}
+	if out == nil || r == nil || len(r.Value) == 0 {
+		return nil
+	}
+	return json.Unmarshal(r.Value, out)
+}
+
+func contextGone(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "context with specified id") || strings.Contains(s, "Execution context was destroyed")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
