@@ -30,15 +30,19 @@ test: setup vet
 	$(GO) test -race -timeout 45m ./...
 	$(MAKE) fuzz
 
-# Short runs of the parser fuzzers, on top of their seed corpora (which
-# the plain test run already checks).
+# Short runs of the fuzzers of parsers and dispatchers, on top of their
+# seed corpora (which the plain test run already checks). The websurfer
+# dispatcher fuzzer drives a real browser; its seeds run with the tests.
+FUZZ_PKGS := ./policy ./sandbox ./som ./tools ./internal/tokens ./internal/jpegpatch
 fuzz:
-	@for f in $$($(GO) test -list '^Fuzz' ./policy | grep ^Fuzz); do \
-		echo "fuzz policy $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./policy || exit 1; \
+	@for p in $(FUZZ_PKGS); do \
+		for f in $$($(GO) test -list '^Fuzz' $$p | grep ^Fuzz); do \
+			echo "fuzz $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+		done; \
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 10x ./sandbox ./som
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./sandbox ./som ./internal/jpegpatch
 
 clean:
 	rm -rf bin surf-demo

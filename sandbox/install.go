@@ -50,6 +50,9 @@ type Env struct {
 	// Registry is the npm registry base URL (npm_config_registry); empty
 	// means DefaultRegistry.
 	Registry string
+	// Bwrap is an explicit bubblewrap executable for the OS sandbox
+	// (SURF_BWRAP); empty means bwrap on PATH.
+	Bwrap string
 }
 
 // EnvFrom reads an Env through getenv (usually os.Getenv).
@@ -59,6 +62,7 @@ func EnvFrom(getenv func(string) string) Env {
 		DriverDir: getenv("PLAYWRIGHT_DRIVER_PATH"),
 		Node:      getenv("PLAYWRIGHT_NODEJS_PATH"),
 		Registry:  firstNonEmpty(getenv("npm_config_registry"), getenv("NPM_CONFIG_REGISTRY")),
+		Bwrap:     getenv("SURF_BWRAP"),
 	}
 }
 
@@ -159,7 +163,7 @@ func Check(ctx context.Context, env Env) *Status {
 		}
 		st.ChromiumVersion = v
 	}
-	if p, err := exec.LookPath("bwrap"); err == nil {
+	if p, err := findBwrap(env.Bwrap); err == nil {
 		st.Bubblewrap = p
 	}
 	return st

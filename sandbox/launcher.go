@@ -30,9 +30,15 @@ const (
 
 // launchSpec is what the launcher needs, passed as JSON in launcherEnv.
 type launchSpec struct {
-	Exec    string   `json:"exec"`
-	Prefix  []string `json:"prefix,omitempty"` // e.g. a bwrap command line ending in "--"
-	PIDFile string   `json:"pidfile"`
+	Exec    string `json:"exec"`
+	PIDFile string `json:"pidfile"`
+	// Bwrap, when set, runs Exec inside bubblewrap (the OS sandbox). The
+	// recorded pid is then bwrap's: it leads the process group, and the
+	// browser dies with it.
+	Bwrap *bwrapSpec `json:"bwrap,omitempty"`
+	// Prefs, when set, is written as the profile's Default/Preferences
+	// before the browser starts (Playwright hands over an empty profile).
+	Prefs map[string]any `json:"prefs,omitempty"`
 }
 
 // launchRecord is what the launcher writes to the pid file.
@@ -65,6 +71,12 @@ func launch(specJSON string, args []string) int {
 			rec.UserDataDir = v
 		}
 	}
+	if spec.Prefs != nil && rec.UserDataDir != "" {
+		if err := writePrefs(rec.UserDataDir, spec.Prefs); err != nil {
+			fmt.Fprintf(os.Stderr, "surf launcher: writing browser preferences: %v\n", err)
+			return 127
+		}
+	}
 	b, _ := json.Marshal(rec)
 	tmp := spec.PIDFile + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
@@ -75,10 +87,32 @@ func launch(specJSON string, args []string) int {
 		fmt.Fprintf(os.Stderr, "surf launcher: writing pid file: %v\n", err)
 		return 127
 	}
-	argv := append(append(append([]string{}, spec.Prefix...), spec.Exec), args...)
+	var argv []string
+	if spec.Bwrap != nil {
+		argv = spec.Bwrap.args(rec.UserDataDir)
+	}
+	argv = append(append(argv, spec.Exec), args...)
 	err := syscall.Exec(argv[0], argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "surf launcher: exec %s: %v\n", argv[0], err)
 	return 127
+}
+
+// writePrefs writes the profile's initial preferences, unless the
+// profile already has some.
+func writePrefs(userDataDir string, prefs map[string]any) error {
+	dir := filepath.Join(userDataDir, "Default")
+	path := filepath.Join(dir, "Preferences")
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(prefs)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
 }
 
 // readLaunchRecord waits briefly for the launcher's pid file.

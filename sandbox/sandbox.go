@@ -1,10 +1,3 @@
-// Package sandbox provisions and owns the browser surf drives: it finds
-// Chromium and the Playwright driver on the machine (installing the driver
-// from the npm registry, never from a CDN), launches Chromium as a process
-// surf owns (its own process group, killed when surf dies, temp profile
-// removed on close) or connects to a remote browser (a Playwright server or
-// a Chrome DevTools endpoint), and hands out isolated sessions: browser
-// contexts with their own cookies, storage and downloads directory.
 package sandbox
 
 import (
@@ -13,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/policy"
 )
 
 // DefaultViewport is the viewport of a session unless configured.
@@ -75,6 +72,39 @@ type Config struct {
 	// LaunchTimeout bounds launching or connecting; zero means 60s.
 	LaunchTimeout time.Duration
 
+	// Policy decides what the browser may reach. Nil means the default
+	// policy: public hosts allowed, private networks (loopback included)
+	// denied. Sessions can narrow it (SessionConfig.Policy), never widen
+	// it. The layers below enforce it; see the package documentation.
+	Policy *policy.Policy
+	// DisableRequestGate turns off the request gate (the browser-side
+	// interception that judges every request and redirect hop before it
+	// is sent). This weakens isolation; it shows in Info.
+	DisableRequestGate bool
+	// DisableEgressProxy turns off the egress proxy (every connection the
+	// browser makes goes through a surf proxy that resolves names itself
+	// and judges each address) and the Chromium flags that go with it (no
+	// QUIC, no non-proxied WebRTC UDP, no DNS in the browser). This
+	// weakens isolation; it shows in Info.
+	DisableEgressProxy bool
+	// DisableOSSandbox runs a local Chromium without bubblewrap (read-only
+	// file system, no home directory). This weakens isolation; it shows
+	// in Info. Without bwrap installed, the OS sandbox is off anyway and
+	// Info says so.
+	DisableOSSandbox bool
+	// Resolver resolves host names for the egress proxy; nil means
+	// net.DefaultResolver.
+	Resolver Resolver
+	// ProxyListen is the IP address the egress proxies listen on; empty
+	// means 127.0.0.1, which a local browser or a remote browser on the
+	// same machine reaches. For a browser on another machine, listen on an
+	// address it can reach and set ProxyAdvertise. Each session's proxy
+	// requires its own random credentials.
+	ProxyListen string
+	// ProxyAdvertise is the host the browser is told to reach the proxies
+	// at; empty means ProxyListen (which must then not be 0.0.0.0 or ::).
+	ProxyAdvertise string
+
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -93,8 +123,15 @@ type Info struct {
 	// NoSandboxReason says why.
 	NoSandbox       bool   `json:"no_sandbox"`
 	NoSandboxReason string `json:"no_sandbox_reason,omitempty"`
-	// PID is the local browser's process id (its process group leader).
+	// PID is the local browser's process id (its process group leader;
+	// bubblewrap's pid when the OS sandbox is on).
 	PID int `json:"pid,omitempty"`
+
+	// The enforcement layers: "on..." or "off: <reason>" (RequestGate,
+	// EgressProxy), "bwrap" or "off: <reason>" (OSSandbox).
+	RequestGate string `json:"request_gate"`
+	EgressProxy string `json:"egress_proxy"`
+	OSSandbox   string `json:"os_sandbox"`
 }
 
 // Sandbox owns one browser: a local Chromium process or a connection to a
@@ -108,6 +145,8 @@ type Sandbox struct {
 	info    Info
 	tmp     string // surf-owned temp dir: pid file, home, downloads
 	rec     launchRecord
+	pol     *policy.Policy
+	proxy   *egressProxy // the launch-level proxy (local browsers)
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -129,10 +168,29 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := validateProxyAddrs(&cfg); err != nil {
+		return nil, err
+	}
+	if !cfg.DisableEgressProxy {
+		for _, a := range cfg.Args {
+			for _, f := range egressFlags {
+				if a == f || strings.HasPrefix(a, f+"=") {
+					return nil, fmt.Errorf("sandbox: Config.Args has %s, which would bypass the egress proxy (set DisableEgressProxy to do without the proxy)", f)
+				}
+			}
+		}
+	}
+	pol := cfg.Policy
+	if pol == nil {
+		var err error
+		if pol, err = policy.New(policy.Config{}); err != nil {
+			return nil, fmt.Errorf("sandbox: default policy: %w", err)
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Sandbox{cfg: cfg, log: log, sessions: map[*Session]struct{}{}}
+	s := &Sandbox{cfg: cfg, log: log, sessions: map[*Session]struct{}{}, pol: pol}
 
 	type result struct{ err error }
 	done := make(chan result, 1)
@@ -214,8 +272,135 @@ func (s *Sandbox) start(ctx context.Context) error {
 	s.info.Browser = "chromium"
 	s.info.Version = s.browser.Version()
 	s.info.Headless = !s.cfg.Headful || !local
+	s.info.RequestGate = "on"
+	if s.cfg.DisableRequestGate {
+		s.info.RequestGate = "off: disabled by Config.DisableRequestGate"
+	}
+	switch {
+	case s.cfg.DisableEgressProxy:
+		s.info.EgressProxy = "off: disabled by Config.DisableEgressProxy"
+	case local:
+		s.info.EgressProxy = "on: a proxy per session; launch proxy " + s.proxy.Addr()
+	default:
+		s.info.EgressProxy = "on: a proxy per session (remote browser: its QUIC, WebRTC and DNS flags are not surf's)"
+	}
+	if !local {
+		s.info.OSSandbox = "off: remote browser"
+	}
+	for _, l := range []string{s.info.RequestGate, s.info.EgressProxy, s.info.OSSandbox} {
+		if strings.HasPrefix(l, "off: disabled") {
+			s.log.Warn("a policy enforcement layer is off", "layer", l)
+		}
+	}
 	return nil
 }
+
+// browserPrefs are the profile preferences of a local browser: no
+// autofill or password manager (they send the forms of every page to
+// Google). With the request gate or the proxy on: no network prediction
+// (speculative preconnects, DNS prefetch, speculation-rules prefetch and
+// prerender open connections before the request gate sees a request, or
+// outside it). With the proxy on: WebRTC may use UDP only through the
+// proxy, that is never (the flag says it too).
+func browserPrefs(gate, egress bool) map[string]any {
+	// Autofill and password saving ask Google's servers about the forms
+	// of every page: off always.
+	p := map[string]any{
+		"autofill":                   map[string]any{"profile_enabled": false, "credit_card_enabled": false},
+		"credentials_enable_service": false,
+		"profile":                    map[string]any{"password_manager_enabled": false},
+	}
+	if gate || egress {
+		p["net"] = map[string]any{"network_prediction_options": 2}
+	}
+	if egress {
+		p["webrtc"] = map[string]any{"ip_handling_policy": "disable_non_proxied_udp"}
+	}
+	return p
+}
+
+// osSandbox decides the OS sandbox for a local browser and records it in
+// Info: off when disabled or when bwrap is not installed (with a warning),
+// an error when bwrap is there but does not work, or when an explicit
+// Env.Bwrap is missing.
+func (s *Sandbox) osSandbox(chromium string) (*bwrapSpec, error) {
+	switch {
+	case s.cfg.DisableOSSandbox:
+		s.info.OSSandbox = "off: disabled by Config.DisableOSSandbox"
+		return nil, nil
+	case runtime.GOOS != "linux":
+		s.info.OSSandbox = "off: bubblewrap is Linux-only"
+		return nil, nil
+	}
+	bw, err := findBwrap(s.cfg.Env.Bwrap)
+	if err != nil {
+		if s.cfg.Env.Bwrap != "" {
+			return nil, fmt.Errorf("starting the OS sandbox: %w", err)
+		}
+		s.info.OSSandbox = "off: " + err.Error()
+		s.log.Warn("the OS sandbox is off: bubblewrap (bwrap) is not installed; 'surf install --with-deps' installs it")
+		return nil, nil
+	}
+	realHome, _ := os.UserHomeDir()
+	spec := newBwrapSpec(bw, s.tmp, s.uploadsDir(), chromium, realHome)
+	if err := checkBwrap(context.Background(), spec); err != nil {
+		return nil, fmt.Errorf("starting the OS sandbox: %w (set Config.DisableOSSandbox to run without it)", err)
+	}
+	s.info.OSSandbox = "bwrap"
+	return spec, nil
+}
+
+// egressFlags are Chromium flags that surf sets for the egress proxy and
+// that Config.Args may not set.
+var egressFlags = []string{
+	"--proxy-server", "--proxy-bypass-list", "--no-proxy-server", "--proxy-auto-detect",
+	"--proxy-pac-url", "--host-resolver-rules", "--webrtc-ip-handling-policy", "--enable-quic",
+	"--winhttp-proxy-resolver",
+}
+
+// egressArgs are the Chromium flags for a local browser whose launch
+// proxy is at host:port: every connection goes through the proxy
+// (loopback included), the browser resolves no names itself, QUIC is off
+// and WebRTC may not send UDP outside the proxy (it cannot).
+func egressArgs(host string, port int) []string {
+	hp := net.JoinHostPort(host, fmt.Sprint(port))
+	return []string{
+		"--proxy-server=http://" + hp,
+		"--proxy-bypass-list=<-loopback>",
+		"--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE " + host,
+		"--disable-quic",
+		"--webrtc-ip-handling-policy=disable_non_proxied_udp",
+	}
+}
+
+// validateProxyAddrs checks and defaults ProxyListen and ProxyAdvertise.
+func validateProxyAddrs(cfg *Config) error {
+	if cfg.ProxyListen == "" {
+		cfg.ProxyListen = "127.0.0.1"
+	}
+	a, err := netip.ParseAddr(cfg.ProxyListen)
+	if err != nil {
+		return fmt.Errorf("sandbox: ProxyListen %q is not an IP address", cfg.ProxyListen)
+	}
+	if cfg.ProxyAdvertise == "" {
+		if a.IsUnspecified() {
+			return fmt.Errorf("sandbox: ProxyListen %s needs ProxyAdvertise (the address the browser reaches the proxy at)", cfg.ProxyListen)
+		}
+		cfg.ProxyAdvertise = cfg.ProxyListen
+	}
+	if strings.ContainsAny(cfg.ProxyAdvertise, "/@ ,;") {
+		return fmt.Errorf("sandbox: ProxyAdvertise %q is not a host", cfg.ProxyAdvertise)
+	}
+	return nil
+}
+
+// proxyURL is how the browser reaches a proxy listening on port.
+func (s *Sandbox) proxyURL(port int) string {
+	return "http://" + net.JoinHostPort(strings.Trim(s.cfg.ProxyAdvertise, "[]"), fmt.Sprint(port))
+}
+
+// Policy is the sandbox's policy; sessions enforce it or a narrowing of it.
+func (s *Sandbox) Policy() *policy.Policy { return s.pol }
 
 // launch starts the local Chromium through surf's launcher.
 func (s *Sandbox) launch(chromium string, timeout float64) error {
@@ -229,13 +414,35 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	}
 	home := filepath.Join(s.tmp, "home")
 	downloads := filepath.Join(s.tmp, "artifacts")
-	for _, d := range []string{home, downloads} {
+	for _, d := range []string{home, downloads, s.uploadsDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("creating the sandbox's temp dir: %w", err)
 		}
 	}
 	pidfile := filepath.Join(s.tmp, "browser.pid")
-	spec, err := jsonString(launchSpec{Exec: chromium, PIDFile: pidfile})
+	ls := launchSpec{Exec: chromium, PIDFile: pidfile,
+		Prefs: browserPrefs(!s.cfg.DisableRequestGate, !s.cfg.DisableEgressProxy)}
+
+	if ls.Bwrap, err = s.osSandbox(chromium); err != nil {
+		return err
+	}
+
+	args := append(append([]string{}, baseArgs...), s.cfg.Args...)
+	if !s.cfg.DisableEgressProxy {
+		// The launch-level proxy takes whatever does not belong to a
+		// session's context, with the sandbox's policy.
+		s.proxy, err = startProxy(proxyConfig{
+			policy:   s.pol,
+			resolver: s.cfg.Resolver,
+			listen:   s.cfg.ProxyListen,
+			log:      s.log.With("proxy", "launch"),
+		})
+		if err != nil {
+			return err
+		}
+		args = append(args, egressArgs(strings.Trim(s.cfg.ProxyAdvertise, "[]"), s.proxy.Port())...)
+	}
+	spec, err := jsonString(ls)
 	if err != nil {
 		return err
 	}
@@ -255,7 +462,6 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 		s.log.Info("chromium's own sandbox is off", "reason", s.info.NoSandboxReason)
 	}
 	headless := !s.cfg.Headful
-	args := append(append([]string{}, baseArgs...), s.cfg.Args...)
 	no := false
 	s.browser, err = s.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
 		ExecutablePath:  &self,
@@ -300,6 +506,15 @@ func browserEnv(home string) map[string]string {
 	k, v, _ := strings.Cut(ownerMarker(), "=")
 	env[k] = v
 	return env
+}
+
+// uploadsDir is where sessions stage files for upload: inside the OS
+// sandbox it is visible read-only.
+func (s *Sandbox) uploadsDir() string {
+	if s.tmp == "" {
+		return ""
+	}
+	return filepath.Join(s.tmp, "uploads")
 }
 
 // tempPrefix names the sandbox's temp dirs so leftovers can be traced to
@@ -358,6 +573,9 @@ func (s *Sandbox) teardown() error {
 		if err := reap(s.rec.PID, 5*time.Second); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if s.proxy != nil {
+		s.proxy.Close()
 	}
 	for _, d := range []string{s.rec.UserDataDir, s.tmp} {
 		if d == "" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -396,24 +397,46 @@ func startProcess(t *testing.T, re *regexp.Regexp, name string, args ...string) 
 	}
 }
 
+// titleThrough loads a page through sb and returns its title. The page
+// also tries to reach a canary, directly and through a redirect: the
+// layers must stop both on a remote browser too.
 func titleThrough(t *testing.T, sb *sandbox.Sandbox) string {
 	t.Helper()
+	c := newCanary(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, `<title>Remote hello</title>`)
+		if r.URL.Path == "/hop" {
+			http.Redirect(w, r, c.origin()+"/c/remote/hop", http.StatusFound)
+			return
+		}
+		fmt.Fprintf(w, `<title>Remote hello</title><img src="/hop"><img src="%s/c/remote/direct">`, c.origin())
 	}))
 	defer srv.Close()
-	sess, err := sb.NewSession(context.Background(), sandbox.SessionConfig{})
+	sess, err := sb.NewSession(context.Background(), sandbox.SessionConfig{
+		Policy: policy.MustNew(policy.Config{Allow: []policy.HostRule{{Host: "127.0.0.1"}}}),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	p := page(t, sess)
-	if _, err := p.Goto(srv.URL); err != nil {
+	if info := sess.Info(); info.Proxy == "" || info.RequestGate != "on" || info.OSSandbox != "off: remote browser" {
+		t.Errorf("remote session info %+v; want the request gate, a proxy, and no OS sandbox", info)
+	}
+	p, err := sess.NewPage(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Goto(srv.URL, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateNetworkidle}); err != nil {
 		t.Fatal(err)
 	}
 	title, err := p.Title()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.hits() != 0 {
+		t.Errorf("through a remote browser the canary was reached: %v", c)
+	}
+	if d := sess.TakeDenials(); len(d) < 2 {
+		t.Errorf("denials %+v; want the direct request and the redirect hop", d)
 	}
 	return title
 }
@@ -442,7 +465,7 @@ func TestConnectToPlaywrightServer(t *testing.T) {
 	}
 	ws := startProcess(t, regexp.MustCompile(`Listening on (ws://\S+)`), "node", "-e", playwrightServerJS,
 		filepath.Join(driverDir(t), "package"), chromium)
-	sb, err := sandbox.New(context.Background(), sandbox.Config{Env: browsertest.Env(), Connect: ws})
+	sb, err := sandbox.New(context.Background(), sandbox.Config{Env: browsertest.Env(), Connect: ws, Policy: browsertest.Policy()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +490,7 @@ func TestConnectOverCDP(t *testing.T) {
 		"--headless", "--no-sandbox", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--user-data-dir="+profile, "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--no-first-run", "about:blank")
-	sb, err := sandbox.New(context.Background(), sandbox.Config{Env: browsertest.Env(), CDP: ws})
+	sb, err := sandbox.New(context.Background(), sandbox.Config{Env: browsertest.Env(), CDP: ws, Policy: browsertest.Policy()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,9 +501,29 @@ func TestConnectOverCDP(t *testing.T) {
 	if got := titleThrough(t, sb); got != "Remote hello" {
 		t.Errorf("title over CDP = %q", got)
 	}
+
+	// A proxy the remote browser cannot reach: sessions do not start.
+	unreachable, err := sandbox.New(context.Background(), sandbox.Config{Env: browsertest.Env(), CDP: ws,
+		Policy: browsertest.Policy(), ProxyAdvertise: "127.0.0.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unreachable.Close()
+	if sess, err := unreachable.NewSession(context.Background(), sandbox.SessionConfig{}); err == nil {
+		sess.Close()
+		t.Error("a session started although the browser cannot reach its proxy")
+	} else if !strings.Contains(err.Error(), "cannot reach surf's egress proxy") {
+		t.Errorf("error %v does not say the proxy is unreachable", err)
+	}
 }
 
 func TestNewCancelledMidLaunchLeavesNothing(t *testing.T) {
+	// Other sandboxes (the shared browser, private ones other tests keep
+	// until the end) may be running: only what this launch adds counts.
+	before := map[string]bool{}
+	for _, l := range sandbox.Leftovers() {
+		before[l] = true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if sb, err := sandbox.New(ctx, sandbox.Config{Env: browsertest.Env()}); err == nil {
@@ -489,7 +532,13 @@ func TestNewCancelledMidLaunchLeavesNothing(t *testing.T) {
 	}
 	// What a cancelled launch started is torn down in the background;
 	// Leftovers waits for it. TestMain's leak check covers the rest.
-	if left := sandbox.Leftovers(); len(left) > 1 { // the shared browser may be running
+	var left []string
+	for _, l := range sandbox.Leftovers() {
+		if !before[l] {
+			left = append(left, l)
+		}
+	}
+	if len(left) > 0 {
 		t.Errorf("leftovers after a cancelled launch: %v", left)
 	}
 }

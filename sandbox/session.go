@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/policy"
 )
 
 // SessionConfig configures a session. The zero value is a 1280x720 en-US
@@ -38,6 +41,16 @@ type SessionConfig struct {
 	Timeout time.Duration
 	// Logger receives debug logs; nil uses the sandbox's logger.
 	Logger *slog.Logger
+
+	// Policy narrows the sandbox's policy for this session: the session
+	// may reach only what both allow, and action rules take the stricter
+	// verdict. Its secrets replace the sandbox's when it has any. Nil
+	// means the sandbox's policy.
+	Policy *policy.Policy
+	// OnDenial, when set, is called for every denial of the session's
+	// enforcement layers, from their goroutines; it must not block. The
+	// denials are also buffered for TakeDenials.
+	OnDenial func(Denial)
 }
 
 // SessionInfo describes a session, including the browser it runs in.
@@ -48,6 +61,8 @@ type SessionInfo struct {
 	DeviceScaleFactor float64  `json:"device_scale_factor"`
 	DownloadsDir      string   `json:"downloads_dir"`
 	UploadsDir        string   `json:"uploads_dir,omitempty"`
+	// Proxy is the address of the session's egress proxy ("" when off).
+	Proxy string `json:"proxy,omitempty"`
 }
 
 // Session is an isolated browser context: its own cookies, storage, cache
@@ -62,6 +77,12 @@ type Session struct {
 	closer sync.Once
 	err    error
 	closed chan struct{}
+
+	pol     *policy.Policy
+	denials *denialLog
+	gate    *requestGate // nil when the request gate is off
+	proxy   *egressProxy // nil when the egress proxy is off
+	staging string       // upload staging dir, removed on Close
 }
 
 // NewSession opens an isolated session.
@@ -109,7 +130,18 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		log = s.log
 	}
 
-	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{})}
+	pol := s.pol
+	if cfg.Policy != nil {
+		// Narrowing keeps one side's secrets: the session's when it has
+		// any (secrets belong to the task), else the sandbox's.
+		if len(cfg.Policy.SecretNames()) > 0 {
+			pol = cfg.Policy.Narrow(s.pol)
+		} else {
+			pol = s.pol.Narrow(cfg.Policy)
+		}
+	}
+	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{}), pol: pol}
+	sess.denials = &denialLog{pol: pol, hook: cfg.OnDenial}
 	var err error
 	parent := s.tmp // empty for remote browsers: the system temp dir
 	sess.tmp, err = os.MkdirTemp(parent, fmt.Sprintf("%ssession-%d-", tempPrefix(), id))
@@ -152,14 +184,63 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if cfg.UserAgent != "" {
 		opts.UserAgent = &cfg.UserAgent
 	}
+	if !s.cfg.DisableEgressProxy {
+		sess.proxy, err = startProxy(proxyConfig{
+			policy:     pol,
+			resolver:   s.cfg.Resolver,
+			listen:     s.cfg.ProxyListen,
+			user:       "surf-" + randomToken(8),
+			password:   randomToken(24),
+			log:        sess.log.With("proxy", "session"),
+			onDenial:   func(d Denial) { sess.denials.add(d) },
+			checkToken: randomToken(16),
+		})
+		if err != nil {
+			os.RemoveAll(sess.tmp)
+			return nil, fmt.Errorf("starting the session's egress proxy: %w", err)
+		}
+		// "<-loopback>" removes Chromium's implicit loopback bypass, so
+		// loopback goes through the proxy too (Playwright adds it as
+		// well, unless told not to by its environment).
+		opts.Proxy = &playwright.Proxy{
+			Server:   s.proxyURL(sess.proxy.Port()),
+			Bypass:   playwright.String("<-loopback>"),
+			Username: playwright.String(sess.proxy.cfg.user),
+			Password: playwright.String(sess.proxy.cfg.password),
+		}
+	}
+	fail := func(err error) (*Session, error) {
+		if sess.bctx != nil {
+			within(10*time.Second, func() error { return sess.bctx.Close() })
+		}
+		if sess.proxy != nil {
+			sess.proxy.Close()
+		}
+		os.RemoveAll(sess.tmp)
+		return nil, err
+	}
 	bctx, err := s.browser.NewContext(opts)
 	if err != nil {
-		os.RemoveAll(sess.tmp)
-		return nil, fmt.Errorf("opening a browser context: %w", cleanPlaywrightError(err))
+		return fail(fmt.Errorf("opening a browser context: %w", cleanPlaywrightError(err)))
+	}
+	sess.bctx = bctx
+	if sess.proxy != nil && s.info.Remote != "" {
+		// A remote browser may not reach the proxy surf listens on: find
+		// out now rather than with every page failing.
+		if err := checkProxyReachable(bctx, sess.proxy.cfg.checkToken); err != nil {
+			return fail(fmt.Errorf("the remote browser cannot reach surf's egress proxy at %s (set Config.ProxyListen and ProxyAdvertise to an address it can reach): %w",
+				opts.Proxy.Server, err))
+		}
+	}
+	if !s.cfg.DisableRequestGate {
+		// Before any page exists: the gate must see every page.
+		sess.gate, err = installGate(bctx, pol, sess.log, sess.denials, sess.proxy != nil)
+		if err != nil {
+			return fail(err)
+		}
 	}
 	bctx.SetDefaultTimeout(float64(timeout.Milliseconds()))
 	bctx.SetDefaultNavigationTimeout(float64(timeout.Milliseconds()))
-	sess.bctx = bctx
 	sess.info = SessionInfo{
 		Info:              s.info,
 		ID:                id,
@@ -167,6 +248,9 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		DeviceScaleFactor: dsf,
 		DownloadsDir:      downloads,
 		UploadsDir:        uploads,
+	}
+	if sess.proxy != nil {
+		sess.info.Proxy = sess.proxy.Addr()
 	}
 	bctx.OnClose(func(playwright.BrowserContext) {
 		select {
@@ -187,8 +271,149 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	return sess, nil
 }
 
-// Context is the session's Playwright browser context.
+// checkProxyReachable loads the proxy's check page in a throwaway page of
+// bctx (before the request gate is installed: the check host is not for
+// the policy to judge).
+func checkProxyReachable(bctx playwright.BrowserContext, token string) error {
+	p, err := bctx.NewPage()
+	if err != nil {
+		return cleanPlaywrightError(err)
+	}
+	defer p.Close()
+	resp, err := p.Goto("http://"+proxyCheckHost+"/"+token, playwright.PageGotoOptions{Timeout: playwright.Float(15000)})
+	if err != nil {
+		return cleanPlaywrightError(err)
+	}
+	if resp == nil {
+		return errors.New("no response")
+	}
+	body, err := resp.Text()
+	if err != nil || resp.Status() != 200 || strings.TrimSpace(body) != "surf proxy ok" {
+		return fmt.Errorf("unexpected answer %d %.80q", resp.Status(), body)
+	}
+	return nil
+}
+
+// Context is the session's Playwright browser context. Pages opened from
+// it directly are gated too; NewPage also waits for the gate to be in
+// place before returning.
 func (s *Session) Context() playwright.BrowserContext { return s.bctx }
+
+// NewPage opens a page in the session and returns once the request gate
+// is installed on it, so that its first navigation is judged like any
+// other.
+func (s *Session) NewPage(ctx context.Context) (playwright.Page, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := s.bctx.NewPage()
+	if err != nil {
+		return nil, fmt.Errorf("opening a page: %w", cleanPlaywrightError(err))
+	}
+	if s.gate == nil {
+		return p, nil
+	}
+	if err := s.gate.waitPage(ctx, p); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Policy is the session's effective policy: the sandbox's, narrowed by
+// SessionConfig.Policy. The action gate judges tool calls with it.
+func (s *Session) Policy() *policy.Policy { return s.pol }
+
+// TakeDenials returns the denials since the last call, oldest first, and
+// forgets them. At most the last 256 are kept between calls.
+func (s *Session) TakeDenials() []Denial {
+	d, _ := s.denials.take()
+	return d
+}
+
+// RecordDenial records a denial made outside the sandbox, such as the
+// action gate's (Layer LayerAction): it is redacted, passed to OnDenial
+// and returned by the next TakeDenials like the sandbox's own.
+func (s *Session) RecordDenial(d Denial) Denial {
+	if d.Layer == "" {
+		d.Layer = LayerAction
+	}
+	return s.denials.add(d)
+}
+
+// StageUpload prepares a file for upload: path must be inside the
+// session's UploadsDir (symbolic links resolved). The file is copied to a
+// directory the browser can read (the OS sandbox hides the rest of the
+// file system) and the copy's path is returned, for
+// Locator.SetInputFiles. Staged copies are removed with the session.
+func (s *Session) StageUpload(path string) (string, error) {
+	if s.info.UploadsDir == "" {
+		return "", errors.New("uploads are off for this session (no UploadsDir)")
+	}
+	root, err := filepath.EvalSymlinks(s.info.UploadsDir)
+	if err != nil {
+		return "", fmt.Errorf("uploads directory: %w", err)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.info.UploadsDir, path)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("upload %s: %w", path, err)
+	}
+	if !isWithin(root, real) {
+		return "", fmt.Errorf("upload %s is outside the uploads directory %s", path, s.info.UploadsDir)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("upload %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("upload %s is not a regular file", path)
+	}
+	base := s.sb.uploadsDir()
+	if base == "" {
+		base = s.tmp
+	}
+	dir, err := os.MkdirTemp(base, fmt.Sprintf("session-%d-", s.info.ID))
+	if err != nil {
+		return "", fmt.Errorf("staging upload: %w", err)
+	}
+	s.sb.mu.Lock()
+	if s.staging == "" {
+		s.staging = dir
+	} else {
+		os.Remove(dir)
+		dir = s.staging
+	}
+	s.sb.mu.Unlock()
+	sub, err := os.MkdirTemp(dir, "f-")
+	if err != nil {
+		return "", fmt.Errorf("staging upload: %w", err)
+	}
+	dst := filepath.Join(sub, filepath.Base(real))
+	if err := copyFile(dst, real); err != nil {
+		return "", fmt.Errorf("staging upload: %w", err)
+	}
+	return dst, nil
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
 
 // Info describes the session.
 func (s *Session) Info() SessionInfo { return s.info }
@@ -208,8 +433,19 @@ func (s *Session) Close() error {
 		if err := within(10*time.Second, func() error { return s.bctx.Close() }); err != nil {
 			s.log.Debug("closing the browser context", "err", err)
 		}
+		if s.proxy != nil {
+			s.proxy.Close()
+		}
 		if err := os.RemoveAll(s.tmp); err != nil {
 			s.err = fmt.Errorf("removing the session's temp dir: %w", err)
+		}
+		s.sb.mu.Lock()
+		staging := s.staging
+		s.sb.mu.Unlock()
+		if staging != "" {
+			if err := os.RemoveAll(staging); err != nil && s.err == nil {
+				s.err = fmt.Errorf("removing the session's staged uploads: %w", err)
+			}
 		}
 		s.sb.mu.Lock()
 		delete(s.sb.sessions, s)

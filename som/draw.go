@@ -49,7 +49,13 @@ func render(img image.Image, labels []Label, cfg config) image.Image {
 	if cfg.gray {
 		c.gray()
 	}
-	bounds := out.Bounds()
+	paint(c, out.Bounds(), labels, cfg)
+	c.flush()
+	return out
+}
+
+// paint draws the labels' outlines, leader lines and tags on c.
+func paint(c canvas, bounds image.Rectangle, labels []Label, cfg config) {
 	for _, l := range labels {
 		// Boxes from Layout are inside the image already; clip those
 		// from other callers so that no loop runs past the image.
@@ -67,8 +73,6 @@ func render(img image.Image, labels []Label, cfg config) image.Image {
 		}
 		tag(c, l, gs.get(l.FontSize))
 	}
-	c.flush()
-	return out
 }
 
 // canvas is a pixel buffer the primitives draw into. All methods clip to

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
 )
 
@@ -76,7 +77,7 @@ func (s *Surfer) gateURL(ctx context.Context, tool, raw, base string) (policy.De
 		return d, err
 	}
 	if d.Verdict != policy.Allow {
-		s.pushEvent(Event{Kind: "blocked", Message: d.Reason, URL: d.URL})
+		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, Kind: policy.Navigation, URL: d.URL, Host: d.Host, Decision: d, Navigation: true})
 		return d, toolErr("%s", d.Reason)
 	}
 	return d, nil
@@ -94,7 +95,7 @@ func (s *Surfer) gateAction(ctx context.Context, tool string, t *tab, el *Elemen
 		return d, err
 	}
 	if d.Verdict != policy.Allow {
-		s.pushEvent(Event{Kind: "blocked", Message: d.Reason})
+		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: a.URL, Decision: d})
 		return d, toolErr("%s", d.Reason)
 	}
 	return d, nil
@@ -483,7 +484,7 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 	}
 	real, err := s.pol.Substitute(text, host)
 	if err != nil {
-		s.pushEvent(Event{Kind: "blocked", Message: err.Error()})
+		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: t.page.URL(), Host: host, Decision: policy.Decision{Verdict: policy.Deny, Rule: "secrets", Reason: err.Error(), Tool: "input_text"}})
 		return nil, toolErr("%v", err)
 	}
 	if r.el.Disabled || r.el.Readonly {
@@ -498,6 +499,15 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 			return nil, s.inputErr(ctx, err)
 		}
 		if err := kb.Press("Delete"); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+	} else {
+		// Focus may leave the caret anywhere; appending means the end.
+		end := "End"
+		if r.el.Tag != "input" {
+			end = "ControlOrMeta+End"
+		}
+		if err := kb.Press(end); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
 	}
@@ -771,8 +781,14 @@ func (s *Surfer) UploadFile(ctx context.Context, id int, path string) (*ActionRe
 	if err != nil {
 		return nil, err
 	}
+	// The browser may run in an OS sandbox that cannot see the uploads
+	// directory: the session stages a copy where it can.
+	staged, err := s.sess.StageUpload(file)
+	if err != nil {
+		return nil, toolErr("could not prepare the upload: %v", err)
+	}
 	if r.el.Tag == "input" && r.el.InputType == "file" {
-		err = r.src.sess.Call(ctx, dom.CommandSetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{file}, BackendNodeID: r.backend}, nil)
+		err = r.src.sess.Call(ctx, dom.CommandSetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{staged}, BackendNodeID: r.backend}, nil)
 		if err != nil {
 			if isGone(err) {
 				return nil, err
@@ -788,7 +804,7 @@ func (s *Surfer) UploadFile(ctx context.Context, id int, path string) (*ActionRe
 		if err != nil {
 			return nil, toolErr("element %d is not a file input and clicking it opened no file chooser", id)
 		}
-		if err := fc.SetFiles(file); err != nil {
+		if err := fc.SetFiles(staged); err != nil {
 			return nil, toolErr("could not set the file: %s", shortErr(err))
 		}
 	}
@@ -808,6 +824,9 @@ func (s *Surfer) uploadPath(p string) (string, error) {
 		return "", toolErr("the uploads directory is unavailable")
 	}
 	clean := filepath.Clean(p)
+	if !filepath.IsAbs(clean) && (clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator))) {
+		return "", toolErr("%s is outside the uploads directory; give a path inside it", q(p, 120))
+	}
 	if filepath.IsAbs(clean) {
 		rel, err := filepath.Rel(root, clean)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -865,7 +884,7 @@ func (s *Surfer) openTab(ctx context.Context) (*tab, error) {
 	if len(s.tabs) >= maxTabs {
 		return nil, toolErr("there are already %d tabs; close one first", len(s.tabs))
 	}
-	page, err := s.sess.Context().NewPage()
+	page, err := s.sess.NewPage(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("opening a tab: %w", err)
 	}

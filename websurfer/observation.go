@@ -40,6 +40,8 @@ type Observation struct {
 	Metadata    *Metadata `json:"metadata,omitempty"`
 	Tabs        []TabInfo `json:"tabs"`
 	Events      []Event   `json:"events,omitempty"`
+	// Blocked is what the policy stopped since the last observation.
+	Blocked Blocked `json:"blocked"`
 	// Notes say what surf could not see: canvas pixels, frames it could
 	// not read.
 	Notes []string `json:"notes,omitempty"`
@@ -155,6 +157,8 @@ type Timing struct {
 	Snapshot   time.Duration `json:"snapshot"`
 	AX         time.Duration `json:"ax"`
 	Image      time.Duration `json:"image"`
+	Parse      time.Duration `json:"parse"`
+	Text       time.Duration `json:"text"`
 }
 
 // elementRef is what surf keeps of an id: where the element lives and
@@ -167,6 +171,7 @@ type elementRef struct {
 	clickX  float64
 	clickY  float64
 	vis     rect
+	cand    *candidate
 }
 
 // Text is the observation as the model reads it: compact, one line per

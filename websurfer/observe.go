@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/page"
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/internal/jpegpatch"
+	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/som"
 )
 
@@ -77,7 +79,6 @@ func captureSnapshot(ctx context.Context, sess *cdpSession) (*domsnapshot.Captur
 	err := sess.Call(ctx, domsnapshot.CommandCaptureSnapshot, domsnapshot.CaptureSnapshotParams{
 		ComputedStyles:    snapshotStyles,
 		IncludePaintOrder: &yes,
-		IncludeDOMRects:   &yes,
 	}, &res)
 	if err != nil {
 		return nil, fmt.Errorf("reading the page: %w", err)
@@ -102,7 +103,8 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	// The screenshot is taken and decoded while the page is read: the
 	// browser paints in one process while the renderer answers the rest.
 	type shot struct {
-		img image.Image
+		raw []byte
+		jp  *jpegpatch.Image // the screenshot as DCT coefficients, nil if it cannot be patched
 		err error
 		dur time.Duration
 	}
@@ -114,11 +116,12 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 			shotc <- shot{err: err}
 			return
 		}
-		img, err := jpeg.Decode(bytes.NewReader(raw))
-		if err != nil {
-			err = fmt.Errorf("decoding the screenshot: %w", err)
+		sh := shot{raw: raw}
+		if !s.cfg.Marks.Grayscale {
+			sh.jp, _ = jpegpatch.Decode(raw) // a JPEG it cannot patch is drawn the slow way
 		}
-		shotc <- shot{img: img, err: err, dur: time.Since(t0)}
+		sh.dur = time.Since(t0)
+		shotc <- sh
 	}()
 
 	frames := s.outOfProcessFrames(ctx, t)
@@ -161,6 +164,8 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 		return nil, err
 	}
 
+	tp0 := time.Now()
+	defer func() { obs.Timing.Parse = time.Since(tp0) - obs.Timing.AX - obs.Timing.Text }()
 	vp := metrics.CSSLayoutViewport
 	viewport := rect{0, 0, float64(vp.ClientWidth), float64(vp.ClientHeight)}
 	mainSnap := &frameSnap{snap: parseSnapshot(mainRes, viewport, 0, 0, everywhere), sess: t.sess}
@@ -202,6 +207,32 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	locate(cands, viewport)
 	orderCandidates(cands)
 
+	// The set-of-mark image is drawn and encoded as soon as the
+	// screenshot is decoded, while the accessibility data is fetched:
+	// on-screen elements are numbered from the snapshot alone. If the
+	// accessibility tree then hides one of them, the image is redrawn so
+	// the numbers always match the text.
+	pre := onScreen(cands)
+	type drawn struct {
+		data    []byte
+		w, h    int
+		raw     []byte
+		shotDur time.Duration
+		drawDur time.Duration
+		err     error
+	}
+	imgc := make(chan drawn, 1)
+	go func() {
+		sh := <-shotc
+		if sh.err != nil {
+			imgc <- drawn{err: sh.err}
+			return
+		}
+		t0 := time.Now()
+		data, w, h, err := s.drawMarks(sh.raw, sh.jp, marksOf(pre), viewport)
+		imgc <- drawn{data: data, w: w, h: h, raw: sh.raw, shotDur: sh.dur, drawDur: time.Since(t0), err: err}
+	}()
+
 	// Chromium's accessibility tree, for the elements surf may list.
 	t0 = time.Now()
 	wanted := axTargets(cands)
@@ -224,50 +255,119 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	wg.Wait()
 	obs.Timing.AX = time.Since(t0)
 	if err := ctx.Err(); err != nil {
-		<-shotc
+		<-imgc
 		return nil, err
 	}
 	for _, c := range wanted {
 		c.ax = ax[c.src.sess][c.n.backend]
 	}
 
+	tb0 := time.Now()
 	s.buildText(obs, t, cands, snaps, viewport, notes)
+	obs.Timing.Text = time.Since(tb0)
 
-	// The set-of-mark image.
-	sh := <-shotc
-	obs.Timing.Screenshot = sh.dur
-	if sh.err != nil {
-		return nil, sh.err
+	d := <-imgc
+	if d.err != nil {
+		return nil, d.err
 	}
-	t0 = time.Now()
-	var marks []som.Mark
+	obs.Timing.Screenshot = d.shotDur
+	obs.Timing.Image = d.drawDur
+	var final []*candidate
 	for id := 1; ; id++ {
 		r, ok := obs.refs[id]
-		if !ok {
+		if !ok || (r.el.Where != InViewport && r.el.Where != Covered) {
 			break
 		}
-		if r.el.Where != InViewport && r.el.Where != Covered {
-			continue
+		final = append(final, r.cand)
+	}
+	if !sameCandidates(pre, final) {
+		t0 := time.Now()
+		data, w, h, err := s.drawMarks(d.raw, nil, marksOf(final), viewport)
+		if err != nil {
+			return nil, err
 		}
-		marks = append(marks, som.Mark{ID: id, Box: som.Rect{X: r.vis.X, Y: r.vis.Y, W: r.vis.W, H: r.vis.H}, Covered: r.el.Where == Covered})
+		d.data, d.w, d.h = data, w, h
+		obs.Timing.Image += time.Since(t0)
 	}
-	opts := s.cfg.Marks
-	if opts.Scale == 0 && viewport.W > 0 {
-		opts.Scale = float64(sh.img.Bounds().Dx()) / viewport.W
-	}
-	img := som.Draw(sh.img, marks, opts)
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: s.cfg.JPEGQuality}); err != nil {
-		return nil, fmt.Errorf("encoding the set-of-mark image: %w", err)
-	}
-	obs.Image, obs.ImageMIME = buf.Bytes(), "image/jpeg"
-	obs.ImageWidth, obs.ImageHeight = img.Bounds().Dx(), img.Bounds().Dy()
-	obs.Timing.Image = time.Since(t0)
+	obs.Image, obs.ImageMIME = d.data, "image/jpeg"
+	obs.ImageWidth, obs.ImageHeight = d.w, d.h
 	obs.Timing.Total = time.Since(start)
 
 	s.seq = obs.Seq
 	s.last = obs
 	return obs, nil
+}
+
+// onScreen lists the candidates on screen, in numbering order.
+func onScreen(cands []*candidate) []*candidate {
+	var out []*candidate
+	for _, c := range cands {
+		if c.where == InViewport || c.where == Covered {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// marksOf numbers on-screen candidates 1..N for the set-of-mark image.
+func marksOf(cs []*candidate) []som.Mark {
+	marks := make([]som.Mark, len(cs))
+	for i, c := range cs {
+		marks[i] = som.Mark{ID: i + 1, Box: som.Rect{X: c.vis.X, Y: c.vis.Y, W: c.vis.W, H: c.vis.H}, Covered: c.where == Covered}
+	}
+	return marks
+}
+
+func sameCandidates(a, b []*candidate) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// drawMarks draws the marks on the screenshot and encodes it as sent to
+// the model. When the screenshot is a JPEG jpegpatch can edit (jp, or raw
+// decoded again), only the 8x8 blocks the marks touch are decoded and
+// re-encoded; the others keep their bits. Otherwise the whole image is
+// decoded, drawn and encoded.
+func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, viewport rect) ([]byte, int, int, error) {
+	opts := s.cfg.Marks
+	if jp == nil && !opts.Grayscale {
+		jp, _ = jpegpatch.Decode(raw)
+	}
+	if jp != nil {
+		b := jp.Bounds()
+		if opts.Scale == 0 && viewport.W > 0 {
+			opts.Scale = float64(b.Dx()) / viewport.W
+		}
+		labels := som.Layout(b, marks, opts)
+		fp := som.Footprint(b, labels, opts)
+		img, ok := som.Render(jp.Pixels(fp), labels, opts).(*image.YCbCr)
+		if ok && jp.Update(img, fp) == nil {
+			var buf bytes.Buffer
+			if err := jp.Encode(&buf); err == nil {
+				return buf.Bytes(), b.Dx(), b.Dy(), nil
+			}
+		}
+	}
+	shot, err := jpeg.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("decoding the screenshot: %w", err)
+	}
+	if opts.Scale == 0 && viewport.W > 0 {
+		opts.Scale = float64(shot.Bounds().Dx()) / viewport.W
+	}
+	img := som.Draw(shot, marks, opts)
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: s.cfg.JPEGQuality}); err != nil {
+		return nil, 0, 0, fmt.Errorf("encoding the set-of-mark image: %w", err)
+	}
+	return buf.Bytes(), img.Bounds().Dx(), img.Bounds().Dy(), nil
 }
 
 // outOfProcessFrames returns the tab's live out-of-process frames, with a
@@ -400,7 +500,7 @@ func (s *Surfer) frameOwner(ctx context.Context, parent *frameSnap, o *oopif) (*
 
 // maxOffscreen is how many elements above and below the viewport get their
 // accessibility data fetched, for the summaries.
-const maxOffscreen = 40
+const maxOffscreen = 8
 
 // axTargets picks the candidates whose accessibility data is needed: all on
 // screen, those hidden in on-screen containers, and the nearest ones above
@@ -469,7 +569,7 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 		e.Obs = obs.Seq
 		next++
 		listed[c.n] = e
-		obs.refs[e.ID] = &elementRef{el: e, src: c.src, backend: c.n.backend, node: c.n, clickX: c.clickX, clickY: c.clickY, vis: c.vis}
+		obs.refs[e.ID] = &elementRef{el: e, src: c.src, backend: c.n.backend, node: c.n, clickX: c.clickX, clickY: c.clickY, vis: c.vis, cand: c}
 		return e
 	}
 	for _, c := range onScreen {
@@ -540,6 +640,10 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 			break
 		}
 		tb.must("event: " + ev.Kind + ": " + ev.Message)
+	}
+	obs.Blocked = summarizeDenials(s.sess.TakeDenials())
+	for _, l := range obs.Blocked.lines() {
+		tb.must(l)
 	}
 	obs.Notes = append(notes, canvasNotes(snaps, viewport)...)
 	for _, n := range obs.Notes {
@@ -1028,6 +1132,58 @@ func canvasNotes(snaps []*frameSnap, viewport rect) []string {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// Screenshot captures the active tab's viewport as a plain JPEG, in the
+// format and size of the observation's image but without marks: the
+// baseline observation cost is measured against.
+func (s *Surfer) Screenshot(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return captureJPEG(ctx, s.tabs[s.active].sess, s.cfg.JPEGQuality)
+}
+
+// Blocked summarizes what the policy stopped since the last observation.
+type Blocked struct {
+	// Navigations are the pages and actions stopped, each with why.
+	Navigations []string `json:"navigations,omitempty"`
+	// Requests counts subresource requests stopped, and Hosts names their
+	// hosts (the first few).
+	Requests int      `json:"requests,omitempty"`
+	Hosts    []string `json:"hosts,omitempty"`
+}
+
+func summarizeDenials(ds []sandbox.Denial) Blocked {
+	var b Blocked
+	seen := map[string]bool{}
+	for _, d := range ds {
+		if d.Navigation || d.Layer == sandbox.LayerAction {
+			if len(b.Navigations) < 5 {
+				b.Navigations = append(b.Navigations, d.Decision.Reason)
+			}
+			continue
+		}
+		b.Requests++
+		if h := d.Host; h != "" && !seen[h] && len(b.Hosts) < 8 {
+			seen[h] = true
+			b.Hosts = append(b.Hosts, h)
+		}
+	}
+	return b
+}
+
+func (b Blocked) lines() []string {
+	var out []string
+	for _, n := range b.Navigations {
+		out = append(out, "blocked: "+n)
+	}
+	if b.Requests > 0 {
+		out = append(out, fmt.Sprintf("blocked: %d subresource requests by the policy (hosts %s)", b.Requests, quoteList(b.Hosts, 8)))
 	}
 	return out
 }

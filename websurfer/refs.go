@@ -73,3 +73,10 @@ func (s *Surfer) check(el Element) (*elementRef, error) {
 	}
 	return s.resolve(el.ID)
 }
+
+// Last returns the latest observation, nil before the first.
+func (s *Surfer) Last() *Observation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}

@@ -11,7 +11,7 @@ import (
 
 // snapshotStyles are the computed styles surf asks DOMSnapshot for, in this
 // order (the style* constants index into them).
-var snapshotStyles = []string{"visibility", "cursor", "pointer-events", "overflow-x", "overflow-y", "position", "opacity", "display"}
+var snapshotStyles = []string{"visibility", "cursor", "pointer-events", "overflow-x", "overflow-y", "position", "opacity", "display", "border-left-width", "border-top-width"}
 
 const (
 	styleVisibility = iota
@@ -22,6 +22,8 @@ const (
 	stylePosition
 	styleOpacity
 	styleDisplay
+	styleBorderLeft
+	styleBorderTop
 )
 
 // rect is a box in CSS pixels.
@@ -64,9 +66,6 @@ type snapNode struct {
 
 	hasLayout  bool
 	box        rect // border box, viewport coordinates
-	client     rect // client rect relative to the border box (clientLeft, clientTop, clientWidth, clientHeight)
-	scroll     rect // scrollLeft, scrollTop, scrollWidth, scrollHeight
-	hasRects   bool
 	paint      int64
 	styles     []int64
 	text       string // layout text of a text node
@@ -311,15 +310,6 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 				b := lt.Bounds[li]
 				node.box = rect{b[0], b[1], b[2], b[3]}
 			}
-			if li < len(lt.ClientRects) && len(lt.ClientRects[li]) == 4 {
-				c := lt.ClientRects[li]
-				node.client = rect{c[0], c[1], c[2], c[3]}
-				node.hasRects = true
-			}
-			if li < len(lt.ScrollRects) && len(lt.ScrollRects[li]) == 4 {
-				c := lt.ScrollRects[li]
-				node.scroll = rect{c[0], c[1], c[2], c[3]}
-			}
 			if li < len(lt.Styles) {
 				node.styles = lt.Styles[li]
 			}
@@ -405,13 +395,26 @@ func (n *snapNode) transparent() bool {
 	return false
 }
 
-// contentBox is the inside of an element's border (where an iframe shows
-// its document, and what an overflow container clips to).
+// contentBox is the inside of an element's border: where an iframe shows
+// its document, and what an overflow container clips to. The snapshot
+// gives the left and top border widths; the right and bottom ones are
+// taken to match.
 func (n *snapNode) contentBox() rect {
-	if !n.hasRects || n.client.W <= 0 || n.client.H <= 0 {
+	bl, bt := px(n.style(styleBorderLeft)), px(n.style(styleBorderTop))
+	r := rect{n.box.X + bl, n.box.Y + bt, n.box.W - 2*bl, n.box.H - 2*bt}
+	if r.W <= 0 || r.H <= 0 {
 		return n.box
 	}
-	return rect{n.box.X + n.client.X, n.box.Y + n.client.Y, n.client.W, n.client.H}
+	return r
+}
+
+// px reads a computed length such as "2px".
+func px(s string) float64 {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "px"), 64)
+	if err != nil || v < 0 || v > 1000 {
+		return 0
+	}
+	return v
 }
 
 // clipsOverflow reports whether n clips its descendants to its box.
@@ -426,16 +429,47 @@ func (n *snapNode) clipsOverflow() bool {
 	return (ox != "" && ox != "visible") || (oy != "" && oy != "visible")
 }
 
-// scrollsY reports whether n is a vertical scroll container with more
-// content than it shows.
+// scrollsY reports whether n is a vertical scroll container whose content
+// overflows it: some descendant's box reaches past its inside.
 func (n *snapNode) scrollsY() bool {
 	oy := n.style(styleOverflowY)
-	return (oy == "auto" || oy == "scroll") && n.hasRects && n.scroll.H > n.client.H+1 && n.client.H > 0
+	if oy != "auto" && oy != "scroll" {
+		return false
+	}
+	in := n.contentBox()
+	return n.overflows(func(b rect) bool { return b.bottom() > in.bottom()+1 || b.Y < in.Y-1 })
 }
 
 func (n *snapNode) scrollsX() bool {
 	ox := n.style(styleOverflowX)
-	return (ox == "auto" || ox == "scroll") && n.hasRects && n.scroll.W > n.client.W+1 && n.client.W > 0
+	if ox != "auto" && ox != "scroll" {
+		return false
+	}
+	in := n.contentBox()
+	return n.overflows(func(b rect) bool { return b.right() > in.right()+1 || b.X < in.X-1 })
+}
+
+// overflows reports whether a laid-out descendant's box passes test. It
+// looks at most a few thousand nodes deep into the container.
+func (n *snapNode) overflows(test func(rect) bool) bool {
+	seen := 0
+	var walk func(x *snapNode) bool
+	walk = func(x *snapNode) bool {
+		for _, c := range x.children {
+			seen++
+			if seen > 4000 {
+				return false
+			}
+			if c.hasLayout && !c.box.empty() && c.style(stylePosition) != "fixed" && test(c.box) {
+				return true
+			}
+			if walk(c) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(n)
 }
 
 // clipFor is the part of the viewport n can paint into: its document's clip

@@ -29,11 +29,10 @@ type Config struct {
 	JPEGQuality int
 	// Marks styles the set-of-mark drawing.
 	Marks som.Options
-	// Policy gates actions (visit_url, web_search, create_tab, clicks on
-	// links, and the per-tool rules) and holds the secrets input_text may
-	// use. Nil means the default policy: public hosts allowed, private
-	// networks denied. It should be the session's own policy (the
-	// sandbox enforces it on every request); it can only narrow it.
+	// Policy narrows the session's policy for the action gate
+	// (visit_url, web_search, create_tab, clicks on links, the per-tool
+	// rules) and the secrets input_text may use. Nil means the session's
+	// policy as it is: the one the sandbox enforces on every request.
 	Policy *policy.Policy
 	// Approver answers actions the policy marks Ask; nil denies them.
 	Approver policy.Approver
@@ -138,12 +137,19 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}}
-	s.pol = cfg.Policy
-	if s.pol == nil {
+	// The action gate decides with the session's own policy (the one the
+	// sandbox enforces on every request); Config.Policy can only narrow it.
+	s.pol = cfg.Session.Policy()
+	switch {
+	case s.pol == nil && cfg.Policy == nil:
 		var err error
 		if s.pol, err = policy.New(policy.Config{}); err != nil {
 			return nil, fmt.Errorf("websurfer: the default policy: %w", err)
 		}
+	case s.pol == nil:
+		s.pol = cfg.Policy
+	case cfg.Policy != nil:
+		s.pol = s.pol.Narrow(cfg.Policy)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -155,7 +161,7 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 		}
 		s.evmu.Unlock()
 	})
-	page, err := cfg.Session.Context().NewPage()
+	page, err := cfg.Session.NewPage(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("opening a tab: %w", err)
 	}
@@ -190,13 +196,16 @@ func (s *Surfer) newTab(page playwright.Page) (*tab, error) {
 		}
 	})
 	s.watch(t)
+	// Event handlers run on playwright-go's dispatch goroutine: a blocking
+	// Playwright call there (Detach waits for a reply) would deadlock it.
 	page.OnFrameDetached(func(f playwright.Frame) {
 		t.fmu.Lock()
-		if o := t.frames[f]; o != nil && o.sess != nil {
-			o.sess.Detach()
-		}
+		o := t.frames[f]
 		delete(t.frames, f)
 		t.fmu.Unlock()
+		if o != nil && o.sess != nil {
+			go o.sess.Detach()
+		}
 	})
 	return t, nil
 }

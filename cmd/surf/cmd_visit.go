@@ -2,52 +2,72 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
-	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/websurfer"
 )
 
 func init() {
 	c := &command{
 		name:    "visit",
-		summary: "open a URL in a fresh sandboxed session and print what the model would see",
-		usage: `Usage: surf visit URL
+		summary: "open a URL in a fresh sandboxed session and print what the model sees",
+		usage: `Usage: surf visit URL [--som FILE.png] [--json] [flags]
 
-Opens URL in a fresh isolated session, waits for it to load, and prints its
-title and final URL.
+Opens URL in a fresh isolated session, waits for it to load, and prints the
+observation the model would read: the page's elements, numbered, and the
+visible text, within the token budget.
+
+Flags:
+  --som FILE          save the set-of-mark screenshot (PNG if FILE ends in .png, else JPEG)
+  --json              print the whole observation as JSON
+` + browserFlagsHelp + `
+
+The policy applies to URL like any other: a private address needs
+--allow, e.g. surf visit http://127.0.0.1:8080/ --allow 127.0.0.1
 
 Example:
-  surf visit https://example.com/`,
+  surf visit https://example.com/ --som page.png`,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)
+		som := fs.String("som", "", "")
+		asJSON := fs.Bool("json", false, "")
+		bf := addBrowserFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {
 			return usagef(c, "visit takes one URL")
 		}
-		sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(cli.Getenv), Logger: cli.Logger})
+		b, err := bf.open(ctx, cli, openOptions{})
 		if err != nil {
 			return err
 		}
-		defer sb.Close()
-		sess, err := sb.NewSession(ctx, sandbox.SessionConfig{})
-		if err != nil {
+		defer b.Close()
+		if err := b.checkURL(fs.Arg(0)); err != nil {
 			return err
 		}
-		page, err := sess.Context().NewPage()
+		res, err := b.surf.VisitURL(ctx, fs.Arg(0))
 		if err != nil {
-			return err
+			return toolError(err)
 		}
-		if _, err := page.Goto(fs.Arg(0)); err != nil {
-			return fmt.Errorf("visiting %s: %w", fs.Arg(0), err)
+		obs := res.Observation
+		if *som != "" {
+			if err := saveImage(*som, obs); err != nil {
+				return fmt.Errorf("saving the set-of-mark image: %w", err)
+			}
 		}
-		title, err := page.Title()
-		if err != nil {
-			return err
+		if *asJSON {
+			enc := json.NewEncoder(cli.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				*websurfer.Observation
+				Text    string `json:"text"`
+				Session any    `json:"session"`
+			}{obs, obs.Text(), b.sess.Info()})
 		}
-		fmt.Fprintf(cli.Stdout, "title: %s\nurl:   %s\n", title, page.URL())
+		fmt.Fprint(cli.Stdout, obs.Text())
 		return nil
 	}
 	register(c)

@@ -1,6 +1,8 @@
 // Package browsertest is surf's test harness for real-browser tests: one
-// Chromium per test binary (launched on first use), a fresh isolated session
-// per test, and a check after the run that no browser process or temp
+// Chromium per test binary (launched on first use, with every enforcement
+// layer on and a policy that allows loopback test servers, see Policy), a
+// fresh isolated session per test, names a test can point anywhere
+// (MapHost), and a check after the run that no browser process or temp
 // profile outlived the tests.
 //
 // Use it from TestMain:
@@ -13,14 +15,20 @@
 package browsertest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -65,7 +73,7 @@ func leftovers(before map[string]bool) []string {
 	for {
 		left := sandbox.Leftovers()
 		for p := range playwrightProfiles() {
-			if !before[p] {
+			if !before[p] && !foreignInUse(p) {
 				left = append(left, "playwright profile "+p)
 			}
 		}
@@ -76,16 +84,96 @@ func leftovers(before map[string]bool) []string {
 	}
 }
 
-// playwrightProfiles lists the temp profiles Playwright creates.
+// playwrightProfiles lists the temp profiles Playwright creates for the
+// browsers it launches. (Its artifacts dirs go with them: a driver that
+// leaves one leaves the other.)
 func playwrightProfiles() map[string]bool {
 	m := map[string]bool{}
-	for _, pat := range []string{"playwright_chromiumdev_profile-*", "playwright-artifacts-*"} {
-		matches, _ := filepath.Glob(filepath.Join(os.TempDir(), pat))
-		for _, p := range matches {
-			m[p] = true
-		}
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "playwright_chromiumdev_profile-*"))
+	for _, p := range matches {
+		m[p] = true
 	}
 	return m
+}
+
+// foreignInUse reports whether a live browser that this process did not
+// start uses profile: other programs on the machine (another test binary
+// running at the same time) share the temp dir.
+func foreignInUse(profile string) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	want := []byte("--user-data-dir=" + profile + "\x00")
+	mine := []byte(sandbox.OwnerEnv + "=" + strconv.Itoa(os.Getpid()) + "\x00")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(cmd, want) {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if !bytes.Contains(env, mine) {
+			return true
+		}
+	}
+	return false
+}
+
+// Policy is the shared browser's policy: the default policy (public hosts)
+// plus the loopback network 127.0.0.0/8 and [::1], where test servers
+// listen. A test that needs a stricter policy narrows it for its session
+// (SessionConfig.Policy); tests of the gate put their canaries on loopback
+// addresses that their session's policy leaves out, such as 127.0.0.2.
+func Policy() *policy.Policy {
+	return policy.MustNew(policy.Config{Allow: []policy.HostRule{
+		mustRule("*"), mustRule("127.0.0.0/8"), mustRule("[::1]"),
+	}})
+}
+
+func mustRule(s string) policy.HostRule {
+	r, err := policy.ParseHostRule(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// Resolver is the name resolver the shared browser's egress proxy uses:
+// names registered with MapHost resolve to their addresses, other names
+// through net.DefaultResolver. Tests that start their own sandbox can pass
+// it in sandbox.Config.Resolver.
+func Resolver() sandbox.Resolver { return hosts }
+
+// MapHost makes name resolve to addrs for the egress proxy (of the shared
+// browser, and of sandboxes using Resolver), as a DNS server under a
+// test's control would: for example a name that resolves to a private
+// address, to test DNS rebinding. Use names under .test (RFC 6761).
+func MapHost(name string, addrs ...netip.Addr) {
+	hosts.mu.Lock()
+	defer hosts.mu.Unlock()
+	hosts.m[strings.ToLower(strings.TrimSuffix(name, "."))] = addrs
+}
+
+var hosts = &hostTable{m: map[string][]netip.Addr{}}
+
+type hostTable struct {
+	mu sync.Mutex
+	m  map[string][]netip.Addr
+}
+
+var _ sandbox.Resolver = (*hostTable)(nil)
+
+func (h *hostTable) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	h.mu.Lock()
+	addrs, ok := h.m[strings.ToLower(strings.TrimSuffix(host, "."))]
+	h.mu.Unlock()
+	if ok {
+		return addrs, nil
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, network, host)
 }
 
 // Env is the machine environment tests use (SURF_CHROMIUM and friends).
@@ -98,7 +186,7 @@ func Sandbox(t testing.TB) *sandbox.Sandbox {
 	once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		shared, initErr = sandbox.New(ctx, sandbox.Config{Env: Env()})
+		shared, initErr = sandbox.New(ctx, sandbox.Config{Env: Env(), Policy: Policy(), Resolver: Resolver()})
 	})
 	if initErr != nil {
 		if h, ok := initErr.(interface{ Hint() string }); ok {
