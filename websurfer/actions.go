@@ -42,6 +42,24 @@ func (r *ActionResult) Text() string {
 	return r.Summary + "\n\n" + r.Observation.Text()
 }
 
+// Decided is a policy decision an action passed (or failed), with whether
+// it was put to the approver.
+type Decided struct {
+	policy.Decision
+	Asked  bool
+	Target string
+}
+
+// TakeDecisions returns the policy decisions made since the last call: one
+// per gate an action went through.
+func (s *Surfer) TakeDecisions() []Decided {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.decided
+	s.decided = nil
+	return d
+}
+
 // toolErr is an error the model gets back as a tool result (bad id,
 // covered element, denied URL), as opposed to one that ends the run.
 func toolErr(format string, args ...any) error { return tools.Errorf(format, args...) }
@@ -72,10 +90,12 @@ func (s *Surfer) begin() (*tab, func(), error) {
 func (s *Surfer) gateURL(ctx context.Context, tool, raw, base string) (policy.Decision, error) {
 	d := s.pol.DecideURL(policy.Navigation, raw, base)
 	d.Tool = tool
+	asked := d.Verdict == policy.Ask
 	d, err := policy.Resolve(ctx, d, s.cfg.Approver)
 	if err != nil {
 		return d, err
 	}
+	s.decided = append(s.decided, Decided{Decision: d, Asked: asked, Target: raw})
 	if d.Verdict != policy.Allow {
 		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, Kind: policy.Navigation, URL: d.URL, Host: d.Host, Decision: d, Navigation: true})
 		return d, toolErr("%s", d.Reason)
@@ -90,10 +110,16 @@ func (s *Surfer) gateAction(ctx context.Context, tool string, t *tab, el *Elemen
 		a.Target = &policy.Element{Role: el.Role, Name: el.Name, InputType: el.InputType}
 	}
 	d := s.pol.DecideAction(a)
+	asked := d.Verdict == policy.Ask
 	d, err := policy.Resolve(ctx, d, s.cfg.Approver)
 	if err != nil {
 		return d, err
 	}
+	target := ""
+	if el != nil {
+		target = fmt.Sprintf("%d %s %s", el.ID, el.Role, q(el.Name, 60))
+	}
+	s.decided = append(s.decided, Decided{Decision: d, Asked: asked, Target: target})
 	if d.Verdict != policy.Allow {
 		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: a.URL, Decision: d})
 		return d, toolErr("%s", d.Reason)
@@ -217,6 +243,7 @@ func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error
 				from := t.page.URL()
 				s.closeTab(t)
 				s.active = s.indexOf(t.opener)
+				s.front()
 				return s.finish(ctx, fmt.Sprintf("this tab had no earlier page, so I closed it (%s) and went back to tab %d, which opened it", q(from, 200), s.active))
 			}
 		}
@@ -895,7 +922,16 @@ func (s *Surfer) openTab(ctx context.Context) (*tab, error) {
 	}
 	s.tabs = append(s.tabs, t)
 	s.active = len(s.tabs) - 1
+	s.front()
 	return t, nil
+}
+
+// front makes the active tab the visible one: a hidden tab renders no
+// frames, so its screenshot would never come.
+func (s *Surfer) front() {
+	if s.active < len(s.tabs) {
+		_ = s.tabs[s.active].page.BringToFront()
+	}
 }
 
 // maxTabs bounds the tabs of a session.
@@ -912,7 +948,7 @@ func (s *Surfer) SwitchTab(ctx context.Context, i int) (*ActionResult, error) {
 		return nil, toolErr("there is no tab %d; tabs are numbered 0-%d", i, len(s.tabs)-1)
 	}
 	s.active = i
-	_ = s.tabs[i].page.BringToFront()
+	s.front()
 	return s.finish(ctx, fmt.Sprintf("I switched to tab %d (%s)", i, q(s.tabs[i].page.URL(), 200)))
 }
 
@@ -931,6 +967,7 @@ func (s *Surfer) CloseTab(ctx context.Context, i int) (*ActionResult, error) {
 	}
 	u := s.tabs[i].page.URL()
 	s.closeTab(s.tabs[i])
+	s.front()
 	return s.finish(ctx, fmt.Sprintf("I closed tab %d (%s); tab %d is active", i, q(u, 200), s.active))
 }
 
@@ -1008,6 +1045,7 @@ func (s *Surfer) adoptPopups(ctx context.Context, activate bool) int {
 		s.pushEvent(Event{Kind: "new_tab", Message: fmt.Sprintf("tab %d opened: %s", len(s.tabs)-1, q(p.URL(), 200)), URL: p.URL()})
 		if activate {
 			s.active = len(s.tabs) - 1
+			s.front()
 		}
 	}
 	return n

@@ -46,7 +46,26 @@ func (c *cdpSession) Call(ctx context.Context, method string, params, result any
 			return fmt.Errorf("encoding %s: %w", method, err)
 		}
 	}
-	r, err := c.s.Send(method, m)
+	// Playwright calls cannot be cancelled: the call runs on its own and
+	// is abandoned (its result dropped) when ctx ends first, so a page
+	// that never answers (a tab that renders no frame) cannot hang surf.
+	type reply struct {
+		r   any
+		err error
+	}
+	done := make(chan reply, 1)
+	go func() {
+		r, err := c.s.Send(method, m)
+		done <- reply{r, err}
+	}()
+	var r any
+	var err error
+	select {
+	case rep := <-done:
+		r, err = rep.r, rep.err
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	}
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr

@@ -95,7 +95,21 @@ type frameRead struct {
 	snap *frameSnap
 }
 
+// observeTimeout bounds an observation: a page that renders no frame or
+// answers no command makes it fail rather than hang.
+const observeTimeout = 20 * time.Second
+
 func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
+	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
+	defer cancel()
+	obs, err := s.observeOnce(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("observing the page: it did not answer within %s: %w", observeTimeout, err)
+	}
+	return obs, err
+}
+
+func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	start := time.Now()
 	t := s.tabs[s.active]
 	obs := &Observation{Seq: s.seq + 1, tab: t, nav: int(t.nav.Load()), taken: start, Unlisted: map[Location]int{}}
@@ -754,7 +768,8 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 		}
 		tb.must(closeLine)
 	}
-	obs.text = tb.b.String()
+	obs.text = s.pol.Redact(tb.b.String())
+	obs.VisibleText = s.pol.Redact(obs.VisibleText)
 	obs.Tokens = tokensOf(obs.text)
 	for _, c := range onScreen {
 		obs.Elements = append(obs.Elements, *listed[c.n])
@@ -770,8 +785,11 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 	for _, e := range off {
 		obs.Elements = append(obs.Elements, *e)
 	}
-	// Point the refs at the copies the observation holds.
+	// Point the refs at the copies the observation holds; secret values
+	// (typed into a field) never show.
 	for i := range obs.Elements {
+		obs.Elements[i].Value = s.pol.Redact(obs.Elements[i].Value)
+		obs.Elements[i].Name = s.pol.Redact(obs.Elements[i].Name)
 		obs.refs[obs.Elements[i].ID].el = &obs.Elements[i]
 	}
 }

@@ -45,9 +45,17 @@ type Config struct {
 	// ActionTimeout bounds one action's wait for the page to settle;
 	// zero means 10s.
 	ActionTimeout time.Duration
-	// Model answers summarize_page and answer_question; nil makes them
-	// return an error result.
+	// Model answers summarize_page and answer_question (and drives Run
+	// unless RunOptions says otherwise); nil makes those tools return an
+	// error result.
 	Model Model
+	// ModelName is sent with each model request; empty leaves it to the
+	// client (surf's llm client fills in its configured model).
+	ModelName string
+	// AskTokens bounds one summarize_page / answer_question request; a
+	// page larger than that is summarized in chunks (map, then reduce).
+	// Zero means DefaultAskTokens.
+	AskTokens int
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -70,6 +78,9 @@ type Surfer struct {
 	last   *Observation
 	closed bool
 	pol    *policy.Policy
+	// decided are the gate decisions since TakeDecisions.
+	decided []Decided
+	usage   usageTally
 
 	evmu    sync.Mutex
 	pending []Event // from Playwright's goroutines
@@ -129,6 +140,12 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	if cfg.SearchURL == "" {
 		cfg.SearchURL = DefaultSearchURL
 	}
+	if cfg.AskTokens <= 0 {
+		cfg.AskTokens = DefaultAskTokens
+	}
+	if cfg.AskTokens < 1000 {
+		return nil, fmt.Errorf("websurfer: AskTokens %d is too small (minimum 1000)", cfg.AskTokens)
+	}
 	if !strings.Contains(cfg.SearchURL, "%s") {
 		return nil, fmt.Errorf("websurfer: SearchURL %q has no %%s for the query", cfg.SearchURL)
 	}
@@ -137,41 +154,93 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}}
-	// The action gate decides with the session's own policy (the one the
-	// sandbox enforces on every request); Config.Policy can only narrow it.
-	s.pol = cfg.Session.Policy()
-	switch {
-	case s.pol == nil && cfg.Policy == nil:
-		var err error
-		if s.pol, err = policy.New(policy.Config{}); err != nil {
-			return nil, fmt.Errorf("websurfer: the default policy: %w", err)
-		}
-	case s.pol == nil:
-		s.pol = cfg.Policy
-	case cfg.Policy != nil:
-		s.pol = s.pol.Narrow(cfg.Policy)
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cfg.Session.Context().OnPage(func(p playwright.Page) {
+	if err := s.attach(ctx, cfg.Session); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// attach makes sess the surfer's session: its policy (narrowed by
+// Config.Policy), its popups, and one blank tab.
+func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
+	// The action gate decides with the session's own policy (the one the
+	// sandbox enforces on every request); Config.Policy can only narrow it.
+	pol := sess.Policy()
+	switch {
+	case pol == nil && s.cfg.Policy == nil:
+		var err error
+		if pol, err = policy.New(policy.Config{}); err != nil {
+			return fmt.Errorf("websurfer: the default policy: %w", err)
+		}
+	case pol == nil:
+		pol = s.cfg.Policy
+	case s.cfg.Policy != nil:
+		pol = pol.Narrow(s.cfg.Policy)
+	}
+	s.sess, s.cfg.Session, s.pol = sess, sess, pol
+	sess.Context().OnPage(func(p playwright.Page) {
 		s.evmu.Lock()
 		if !s.known[p] {
 			s.popups = append(s.popups, p)
 		}
 		s.evmu.Unlock()
 	})
-	page, err := cfg.Session.NewPage(ctx)
+	page, err := sess.NewPage(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("opening a tab: %w", err)
+		return fmt.Errorf("opening a tab: %w", err)
 	}
 	t, err := s.newTab(page)
 	if err != nil {
 		page.Close()
-		return nil, err
+		return err
 	}
-	s.tabs = []*tab{t}
-	return s, nil
+	s.tabs, s.active, s.last = []*tab{t}, 0, nil
+	return nil
+}
+
+// ReplaceSession moves the surfer to a new browser session, after its
+// browser crashed or disconnected: the old tabs are dropped (their browser
+// is gone) and one blank tab opens in the new session. The caller reopens
+// the page it wants.
+func (s *Surfer) ReplaceSession(ctx context.Context, sess *sandbox.Session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	for _, t := range s.tabs {
+		t.detachFrames()
+		go t.sess.Detach() // may block on a dead connection
+	}
+	s.evmu.Lock()
+	s.popups = nil
+	s.evmu.Unlock()
+	return s.attach(ctx, sess)
+}
+
+// alive reports whether the browser is connected and the active page
+// open and not crashed.
+func (s *Surfer) alive() bool {
+	if b := s.sess.Sandbox().Browser(); b != nil && !b.IsConnected() {
+		return false
+	}
+	return !s.crashed()
+}
+
+// crashed reports whether the active tab's page crashed or closed.
+func (s *Surfer) crashed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.tabs) == 0 {
+		return true
+	}
+	st := &s.tabs[s.active].state
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.crashed || st.closed
 }
 
 // newTab wraps a page: its CDP session and the events surf follows.

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/surfkit/surf/websurfer"
+)
+
+func init() {
+	c := &command{
+		name:    "journal",
+		summary: "print a run's journal readably",
+		usage: `Usage: surf journal show FILE
+
+Prints a run from its journal (the JSON lines surf run writes): the task,
+then each step's page, the model's tool calls and reasoning, the gate's
+verdicts and what happened, then how the run ended. A journal cut short by
+a kill is shown up to its last whole line.
+
+Example:
+  surf journal show surf-run/journal.jsonl`,
+	}
+	c.run = func(ctx context.Context, cli *CLI, args []string) error {
+		fs := newFlags(c)
+		if err := parseFlags(c, fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() != 2 || fs.Arg(0) != "show" {
+			return usagef(c, "journal takes: show FILE")
+		}
+		entries, err := websurfer.ReadJournal(fs.Arg(1))
+		if err != nil && len(entries) == 0 {
+			return withHint(err, "the journal is the file given to 'surf run --journal' (default surf-run/journal.jsonl)")
+		}
+		showJournal(cli.Stdout, entries)
+		if err != nil {
+			fmt.Fprintf(cli.Stdout, "\n(the journal ends in a partial line: %v)\n", err)
+		}
+		return nil
+	}
+	register(c)
+}
+
+func showJournal(w io.Writer, entries []websurfer.Entry) {
+	var start time.Time
+	for _, e := range entries {
+		if start.IsZero() {
+			start = e.Time
+		}
+		at := e.Time.Sub(start).Round(time.Millisecond)
+		switch e.Event {
+		case websurfer.EventRunStarted:
+			fmt.Fprintf(w, "task: %s\n", e.Task)
+			if len(e.Config) > 0 {
+				var cfg map[string]any
+				if json.Unmarshal(e.Config, &cfg) == nil {
+					var parts []string
+					for _, k := range []string{"model", "start_url", "max_steps", "max_tokens", "max_time"} {
+						if v, ok := cfg[k]; ok && v != "" {
+							parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+						}
+					}
+					fmt.Fprintf(w, "config: %s\n", strings.Join(parts, " "))
+				}
+			}
+		case websurfer.EventObserved:
+			fmt.Fprintf(w, "\n── step %d  (+%s)\n   page   %s  %q  (%d elements, %d tokens)\n", e.Step, at, e.URL, e.Title, e.Elements, e.Tokens)
+			if e.Image != "" {
+				fmt.Fprintf(w, "   image  %s\n", e.Image)
+			}
+		case websurfer.EventReasoned:
+			for _, c := range e.Calls {
+				fmt.Fprintf(w, "   call   %s %s\n", c.Tool, compactJSON(c.Args))
+				if c.Reasoning != "" {
+					fmt.Fprintf(w, "          why: %s\n", c.Reasoning)
+				}
+			}
+			if e.Content != "" {
+				fmt.Fprintf(w, "   says   %s\n", truncateLine(e.Content, 200))
+			}
+			if e.Usage != nil {
+				fmt.Fprintf(w, "   tokens %d (prompt %d, completion %d)\n", e.Usage.Total, e.Usage.Prompt, e.Usage.Completion)
+			}
+		case websurfer.EventGated:
+			mark := ""
+			if e.Verdict != "allow" {
+				mark = "  <<"
+			}
+			line := fmt.Sprintf("   gate   %s %s", e.Verdict, e.Tool)
+			if e.Target != "" {
+				line += " " + e.Target
+			}
+			if e.Rule != "" {
+				line += fmt.Sprintf(" (rule %s)", e.Rule)
+			}
+			if e.Approved != nil {
+				line += fmt.Sprintf(" approved=%v", *e.Approved)
+			}
+			fmt.Fprintln(w, line+mark)
+			if e.Verdict != "allow" && e.Reason != "" {
+				fmt.Fprintf(w, "          %s\n", e.Reason)
+			}
+		case websurfer.EventActed:
+			d := time.Duration(e.Duration).Round(time.Millisecond)
+			if e.Error != "" {
+				fmt.Fprintf(w, "   error  %s: %s  [%s]\n", e.Tool, truncateLine(e.Error, 200), d)
+			} else {
+				fmt.Fprintf(w, "   did    %s  [%s]\n", truncateLine(e.Result, 200), d)
+			}
+		case websurfer.EventCorrected:
+			fmt.Fprintf(w, "   fix    %s\n", truncateLine(e.Message, 200))
+		case websurfer.EventRecovered:
+			fmt.Fprintf(w, "   crash  %s\n", truncateLine(e.Message, 200))
+		case websurfer.EventEnded:
+			fmt.Fprintf(w, "\nended: %s after %d steps", e.EndReason, e.Steps)
+			if e.Usage != nil {
+				fmt.Fprintf(w, ", %d tokens", e.Usage.Total)
+			}
+			fmt.Fprintf(w, ", %s\n", time.Duration(e.Duration).Round(time.Millisecond))
+			if e.Answer != "" {
+				fmt.Fprintf(w, "answer: %s\n", e.Answer)
+			}
+			if e.Error != "" {
+				fmt.Fprintf(w, "error: %s\n", e.Error)
+			}
+		}
+	}
+}
+
+func compactJSON(b json.RawMessage) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

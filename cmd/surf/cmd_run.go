@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/websurfer"
+	"golang.org/x/term"
+)
+
+func init() {
+	c := &command{
+		name:    "run",
+		summary: "run a task with a model: observe, reason, gate, act, until answered",
+		usage: `Usage: surf run "TASK" [--start-url URL] [flags]
+
+Runs the agent loop on TASK in a sandboxed browser: each step observes the
+page, asks the model which tool to call, passes the call through the policy
+gate and acts. Each step is shown as it happens; the answer is printed at
+the end. The journal (and the set-of-mark images beside it) records every
+step.
+
+Flags:
+  --start-url URL     open URL first (it must be allowed by the policy)
+  --max-steps N       stop after N steps (default 25)
+  --max-tokens N      stop after N model tokens (default 500000)
+  --max-time D        stop after D, e.g. 5m (default 15m)
+  --journal FILE      where the journal goes (default surf-run/journal.jsonl)
+  --report FILE       also write the run as a self-contained HTML report
+  --approve MODE      prompt, deny or allow actions the policy marks "ask"
+                      (default: prompt on a terminal, deny otherwise)
+  --json              print the result as JSON
+` + modelFlagsHelp + `
+` + browserFlagsHelp + `
+
+Examples:
+  OPENAI_API_KEY=... surf run "find the opening hours of the library" --start-url https://example.org/ --allow example.org
+  surf run "summarize the front page" --start-url https://news.example/ --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`,
+	}
+	c.run = func(ctx context.Context, cli *CLI, args []string) error {
+		fs := newFlags(c)
+		startURL := fs.String("start-url", "", "")
+		maxSteps := fs.Int("max-steps", 0, "")
+		maxTokens := fs.Int("max-tokens", 0, "")
+		maxTime := fs.Duration("max-time", 0, "")
+		journalPath := fs.String("journal", "surf-run/journal.jsonl", "")
+		reportPath := fs.String("report", "", "")
+		approve := fs.String("approve", "", "")
+		asJSON := fs.Bool("json", false, "")
+		mf := addModelFlags(fs)
+		bf := addBrowserFlags(fs)
+		if err := parseFlags(c, fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
+			return usagef(c, "run takes one TASK, quoted")
+		}
+		if *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0 {
+			return usagef(c, "limits cannot be negative")
+		}
+		approver, err := approverFor(cli, *approve)
+		if err != nil {
+			return usagef(c, "%v", err)
+		}
+		model, modelName, err := mf.client(ctx, cli)
+		if err != nil {
+			return err
+		}
+		b, err := bf.open(ctx, cli, openOptions{model: model, surf: websurfer.Config{ModelName: modelName, Approver: approver}})
+		if err != nil {
+			return err
+		}
+		defer func() { b.Close() }()
+		if *startURL != "" {
+			if err := b.checkURL(*startURL); err != nil {
+				return err
+			}
+		}
+		j, err := websurfer.OpenJournal(*journalPath, b.pol.Redact)
+		if err != nil {
+			return err
+		}
+		opts := websurfer.RunOptions{
+			StartURL: *startURL, MaxSteps: *maxSteps, MaxTokens: *maxTokens, MaxTime: *maxTime,
+			Journal: j, Relaunch: b.relaunchFunc(ctx, cli), Logger: cli.Logger,
+		}
+		start := time.Now()
+		var end *websurfer.Step
+		var runErr error
+		for st, err := range b.surf.Run(ctx, fs.Arg(0), opts) {
+			if st != nil {
+				if !*asJSON {
+					printStep(cli.Stdout, st)
+				}
+				if st.Done {
+					end = st
+				}
+			}
+			if err != nil {
+				runErr = err
+			}
+		}
+		if err := j.Close(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("writing the journal: %w", err)
+		}
+		if *reportPath != "" {
+			if err := writeReport(*journalPath, *reportPath); err != nil {
+				fmt.Fprintf(cli.Stderr, "surf: error: writing the report: %v\n", err)
+			}
+		}
+		if end == nil {
+			end = &websurfer.Step{EndReason: websurfer.EndError}
+		}
+		if *asJSON {
+			out := map[string]any{"end_reason": end.EndReason, "answer": end.Answer, "steps": end.N,
+				"tokens": end.Total.Total, "seconds": time.Since(start).Seconds(), "journal": *journalPath}
+			if runErr != nil {
+				out["error"] = runErr.Error()
+			}
+			enc := json.NewEncoder(cli.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(out)
+		} else {
+			fmt.Fprintf(cli.Stdout, "\nended: %s after %d steps, %d tokens, %s\n", end.EndReason, end.N, end.Total.Total, time.Since(start).Round(100*time.Millisecond))
+			if end.Answer != "" {
+				fmt.Fprintf(cli.Stdout, "answer: %s\n", end.Answer)
+			}
+			fmt.Fprintf(cli.Stdout, "journal: %s\n", *journalPath)
+		}
+		if runErr != nil {
+			return runErr
+		}
+		if end.EndReason != websurfer.EndAnswered {
+			return &exitError{code: 1}
+		}
+		return nil
+	}
+	register(c)
+}
+
+// printStep shows a step as it happens: the tool, its target, the gate's
+// verdict and the time.
+func printStep(w io.Writer, st *websurfer.Step) {
+	if st.Recovered != "" {
+		fmt.Fprintf(w, "step %2d  recovered: %s\n", st.N, st.Recovered)
+	}
+	for i, c := range st.Calls {
+		verdict := "allow"
+		for _, d := range st.Decisions {
+			if d.Verdict != policy.Allow {
+				verdict = fmt.Sprintf("%s (%s)", d.Verdict, d.Rule)
+			}
+		}
+		res := ""
+		if i < len(st.Results) {
+			r := st.Results[i]
+			res = firstLineOf(r.Text)
+			if r.IsError {
+				res = "error: " + res
+			}
+		} else if i > 0 {
+			res = "not run"
+		}
+		args := strings.TrimSpace(string(c.Args))
+		if len(args) > 120 {
+			args = args[:120] + "…"
+		}
+		fmt.Fprintf(w, "step %2d  %-16s %s  [%s, %s]\n         %s\n", st.N, c.Tool, args, verdict, st.Duration.Round(time.Millisecond), truncateLine(res, 160))
+	}
+	if len(st.Calls) == 0 && st.Content != "" && !st.Done {
+		fmt.Fprintf(w, "step %2d  (no tool call) %s\n", st.N, truncateLine(st.Content, 160))
+	}
+	for _, n := range st.Notes {
+		fmt.Fprintf(w, "         note: %s\n", truncateLine(n, 160))
+	}
+}
+
+func truncateLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// approverFor answers the policy's Ask decisions.
+func approverFor(cli *CLI, mode string) (policy.Approver, error) {
+	tty := false
+	if f, ok := cli.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = true
+	}
+	if mode == "" {
+		mode = "deny"
+		if tty {
+			mode = "prompt"
+		}
+	}
+	switch mode {
+	case "allow":
+		return policy.AllowAll(), nil
+	case "deny":
+		return policy.DenyAll(), nil
+	case "prompt":
+		if !tty {
+			return nil, errors.New("--approve prompt needs a terminal; use allow or deny")
+		}
+		var mu sync.Mutex
+		in := bufio.NewReader(cli.Stdin)
+		return policy.ApproverFunc(func(ctx context.Context, d policy.Decision) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			what := d.Tool
+			if d.URL != "" {
+				what += " " + d.URL
+			}
+			fmt.Fprintf(cli.Stderr, "surf: approve %s? (%s) [y/N] ", what, strings.TrimPrefix(d.Reason, "ask: "))
+			line, err := in.ReadString('\n')
+			if err != nil && ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			ans := strings.ToLower(strings.TrimSpace(line))
+			return ans == "y" || ans == "yes", nil
+		}), nil
+	}
+	return nil, fmt.Errorf("--approve must be prompt, deny or allow, not %q", mode)
+}
+
+// relaunchFunc replaces a browser that crashed or disconnected: a new
+// sandbox with the same settings, and a session in it.
+func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Context) (*sandbox.Session, error) {
+	return func(ctx context.Context) (*sandbox.Session, error) {
+		old := b.sb
+		sb, err := sandbox.New(ctx, sandbox.Config{
+			Env: sandbox.EnvFrom(cli.Getenv), Connect: b.bf.connect, CDP: b.bf.cdp, Headful: b.bf.headful,
+			Policy: b.pol, DisableOSSandbox: b.bf.noOSBox, Logger: cli.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		sess, err := sb.NewSession(ctx, sandbox.SessionConfig{UploadsDir: b.bf.uploads, DownloadsDir: b.bf.downloads})
+		if err != nil {
+			sb.Close()
+			return nil, err
+		}
+		b.sb, b.sess = sb, sess
+		go old.Close() // its browser is gone; clean up what is left
+		return sess, nil
+	}
+}
+
+// writeReport renders a journal as HTML; see cmd_report.go.
+var writeReport = func(journal, out string) error {
+	return fmt.Errorf("reports are not available in this build (%s)", filepath.Base(out))
+}
