@@ -33,7 +33,7 @@ test: setup vet
 # Short runs of the fuzzers of parsers and dispatchers, on top of their
 # seed corpora (which the plain test run already checks). The websurfer
 # dispatcher fuzzer drives a real browser; its seeds run with the tests.
-FUZZ_PKGS := ./policy ./sandbox ./som ./tools ./internal/tokens ./internal/jpegpatch
+FUZZ_PKGS := ./policy ./sandbox ./som ./tools ./internal/tokens ./internal/jpegpatch ./internal/report ./internal/daemon ./internal/mcpserver
 fuzz:
 	@for p in $(FUZZ_PKGS); do \
 		for f in $$($(GO) test -list '^Fuzz' $$p | grep ^Fuzz); do \

@@ -21,6 +21,10 @@ const (
 	LayerRedirect = "redirect"
 	// LayerProxy: the egress proxy refused a connection or request.
 	LayerProxy = "proxy"
+	// LayerReplay: a session replaying a recording (SessionConfig.ReplayHAR)
+	// found no answer for a request in it and refused it; the reason reads
+	// "not in recording: URL" (Decision.Rule is RuleReplay).
+	LayerReplay = "replay"
 )
 
 // Denial is one thing the policy stopped: a request, a redirect hop, a
@@ -29,7 +33,7 @@ const (
 type Denial struct {
 	Time time.Time `json:"time"`
 	// Layer is the layer that stopped it: LayerRequest, LayerRedirect,
-	// LayerProxy or LayerAction.
+	// LayerProxy, LayerReplay or LayerAction.
 	Layer string `json:"layer"`
 	// Kind is what the URL was judged for.
 	Kind policy.Kind `json:"kind"`

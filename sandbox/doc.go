@@ -124,6 +124,51 @@
 // reads of the home directory through file: URLs (which the request gate
 // also denies) and writes outside the browser's own directories.
 //
+// # Recordings
+//
+// A session can record what it loads, and a later session can replay it
+// offline and deterministically. SessionConfig.RecordHAR writes, when the
+// session closes, Playwright's HAR (HTTP Archive) of every response the
+// session got from the network, bodies embedded (text as is, binary in
+// base64); SessionConfig.ReplayHAR answers every request of a session
+// from such a file. The CLI's "surf record" records a list of URLs.
+//
+// A recording leaves out what did not come from the network (the request
+// gate's block pages and re-issue documents), requests that got no
+// response, and responses whose body was cut short (the page moved on
+// before it arrived). It never holds the session proxy's credentials
+// (Chromium reports them among the request headers), and the policy's
+// secrets are replaced by their placeholders in every text of it (so a
+// POST that carried a secret does not match in replay). Limits: an entry
+// larger than 16 MiB (as JSON) is left out, and so is every entry after
+// 256 MiB of them; the HAR's log.comment then says how many, and replay
+// reports them as not in recording.
+//
+// Replay reads the whole file when the session starts (a file surf cannot
+// replay stops the session: not a HAR, a zip archive, bodies in files
+// beside it) and answers each request the way Playwright's HAR router
+// does: the same method and URL (the fragment aside), the same body for a
+// POST (a multipart boundary aside), of several such entries the one with
+// the most request headers in common; redirects are followed inside the
+// recording, and a navigation that ends at another URL is re-issued there.
+// surf answers from its own route rather than Playwright's RouteFromHAR,
+// whose Go port hands binary bodies to Route.Fulfill as text and corrupts
+// them.
+//
+// The policy still applies in replay: surf's Fetch interception and the
+// request gate judge a request before the replay's route sees it, and the
+// replay's route judges it again, with each redirect hop the recording
+// would follow (so the policy holds with the request gate off too). What
+// the policy denies is denied even when the recording holds it. A request
+// the recording does not hold never goes to the network: a navigation
+// gets a "Not in recording" page (status 404), anything else fails as
+// blocked by the client, WebSockets are closed, and each is a LayerReplay
+// denial whose reason reads "not in recording: URL". The session's egress
+// proxy is offline in replay: it refuses every request and tunnel (a
+// LayerReplay denial too), so a request that escapes the routes reaches
+// nothing but the proxy on loopback. With the egress proxy disabled, that
+// last net is gone.
+//
 // Known limits: Playwright answers every HTTP authentication challenge
 // with the session proxy's credentials, so a site can learn them; they
 // keep other local programs off a session's proxy, they are not a secret

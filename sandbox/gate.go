@@ -60,6 +60,10 @@ type requestGate struct {
 	denials *denialLog
 	// proxied: the egress proxy judges what the gate cannot see.
 	proxied bool
+	// replay: the session replays a recording (see har.go); allowed
+	// requests fall back to the replay's routes instead of going to the
+	// network, and WebSockets are refused (a recording has none).
+	replay bool
 
 	mu      sync.Mutex
 	pages   map[playwright.Page]*targetGate
@@ -94,9 +98,9 @@ func newTargetGate() *targetGate {
 
 // installGate sets the gate up on a new, empty browser context. An error
 // means the session must not start.
-func installGate(bctx playwright.BrowserContext, pol *policy.Policy, log *slog.Logger, denials *denialLog, proxied bool) (*requestGate, error) {
+func installGate(bctx playwright.BrowserContext, pol *policy.Policy, log *slog.Logger, denials *denialLog, proxied, replay bool) (*requestGate, error) {
 	g := &requestGate{
-		pol: pol, bctx: bctx, log: log, denials: denials, proxied: proxied,
+		pol: pol, bctx: bctx, log: log, denials: denials, proxied: proxied, replay: replay,
 		pages:      map[playwright.Page]*targetGate{},
 		frames:     map[playwright.Frame]*frameGate{},
 		targets:    map[string]*targetGate{},
@@ -411,6 +415,12 @@ func (g *requestGate) route(r playwright.Route) {
 	if !seen && tg != nil {
 		g.log.Debug("request gate: request started before the gate; its redirects are left to the egress proxy", "url", g.pol.Redact(url))
 	}
+	if g.replay {
+		// On to the replay's routes, registered before the gate's (see
+		// installReplay): the recording answers, never the network.
+		r.Fallback()
+		return
+	}
 	r.Continue()
 }
 
@@ -489,6 +499,13 @@ func (g *requestGate) send(tg *targetGate, method string, params map[string]any)
 func (g *requestGate) websocket(ws playwright.WebSocketRoute) {
 	url := ws.URL()
 	d := g.pol.DecideURL(policy.Request, url, "")
+	if d.Allowed() && g.replay {
+		// Recordings hold no WebSockets; replay is offline.
+		dn := g.denials.add(notRecorded(url, policy.Request, false, d))
+		g.log.Debug("replay refused a websocket", "url", dn.URL)
+		ws.Close(playwright.WebSocketRouteCloseOptions{Code: playwright.Int(1008), Reason: playwright.String("not in recording")})
+		return
+	}
 	if !d.Allowed() {
 		dn := g.denials.add(Denial{Layer: LayerRequest, Kind: policy.Request, URL: url, Host: d.Host, Decision: d})
 		g.log.Debug("request gate denied", "layer", LayerRequest, "url", dn.URL, "reason", dn.Decision.Reason)

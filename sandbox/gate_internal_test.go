@@ -24,7 +24,7 @@ func TestGateFailsClosed(t *testing.T) {
 	}
 	bctx.Close()
 	pol := policy.MustNew(policy.Config{})
-	if _, err := installGate(bctx, pol, slog.New(slog.DiscardHandler), &denialLog{pol: pol}, false); err == nil {
+	if _, err := installGate(bctx, pol, slog.New(slog.DiscardHandler), &denialLog{pol: pol}, false, false); err == nil {
 		t.Error("the gate installed on a closed context")
 	}
 }

@@ -590,8 +590,17 @@ func installDeps(ctx context.Context, env Env, logw io.Writer) error {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		missing = append(missing, "bubblewrap")
 	}
+	// Chromium only recommends fonts; without them pages render with
+	// whatever the machine has, or none. These are metric-compatible with
+	// the common web fonts, so layouts (and screenshots) come out alike
+	// on every machine.
+	for _, pkg := range []string{"fonts-liberation", "fonts-dejavu-core"} {
+		if !debInstalled(ctx, pkg) {
+			missing = append(missing, pkg)
+		}
+	}
 	if len(missing) == 0 {
-		fmt.Fprintln(logw, "system packages: chromium, nodejs, npm and bubblewrap already installed")
+		fmt.Fprintln(logw, "system packages: chromium, nodejs, npm, bubblewrap and fonts already installed")
 		return nil
 	}
 	fmt.Fprintf(logw, "apt-get installing %s\n", strings.Join(missing, " "))
@@ -608,6 +617,12 @@ func installDeps(ctx context.Context, env Env, logw io.Writer) error {
 		return err
 	}
 	return run(append([]string{"install", "-y", "--no-install-recommends"}, missing...)...)
+}
+
+// debInstalled reports whether a Debian package is installed.
+func debInstalled(ctx context.Context, pkg string) bool {
+	out, err := runQuiet(ctx, "dpkg-query", "-W", "-f=${Status}", pkg)
+	return err == nil && strings.Contains(out, "install ok installed")
 }
 
 func isDebianLike() bool {

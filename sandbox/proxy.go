@@ -59,6 +59,10 @@ type proxyConfig struct {
 	// http://<proxyCheckHost>/<checkToken> itself: the browser's proof that
 	// it reaches the proxy.
 	checkToken string
+	// offline refuses every request and tunnel (but the check): the
+	// session replays a recording, and nothing may reach the network.
+	// Refusals are reported as LayerReplay denials.
+	offline bool
 }
 
 // proxyCheckHost is the host of the reachability check; .invalid never
@@ -205,6 +209,10 @@ func (p *egressProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusProxyAuthRequired, "surf egress proxy: proxy authentication required")
 		return
 	}
+	if p.cfg.offline && (r.Method == http.MethodConnect || r.URL.Host != proxyCheckHost) {
+		p.refuseOffline(w, r)
+		return
+	}
 	if r.Method == http.MethodConnect {
 		p.serveConnect(w, r)
 		return
@@ -278,6 +286,26 @@ func (p *egressProxy) record(d policy.Decision, what, host string) {
 	p.cfg.log.Debug("egress proxy denied", "target", p.cfg.policy.Redact(what), "reason", p.cfg.policy.Redact(d.Reason))
 	if p.cfg.onDenial != nil {
 		p.cfg.onDenial(Denial{Layer: LayerProxy, Kind: policy.Request, URL: what, Host: host, Decision: d})
+	}
+}
+
+// refuseOffline answers a request or tunnel of a replaying session: the
+// recording did not answer it in the browser, and replay never goes to
+// the network. A request the policy denies is reported as such.
+func (p *egressProxy) refuseOffline(w http.ResponseWriter, r *http.Request) {
+	var d policy.Decision
+	if r.Method == http.MethodConnect {
+		d.Host, _, _ = net.SplitHostPort(r.RequestURI)
+	} else if d = p.cfg.policy.DecideURL(policy.Request, r.RequestURI, ""); !d.Allowed() {
+		p.deny(w, d, r.RequestURI, d.Host, true)
+		return
+	}
+	dn := notRecorded(r.RequestURI, policy.Request, false, d)
+	w.Header().Set("X-Surf-Denied", dn.Decision.Rule)
+	plain(w, http.StatusForbidden, "surf egress proxy: "+p.cfg.policy.Redact(dn.Decision.Reason))
+	p.cfg.log.Debug("egress proxy refused a request of a replaying session", "target", p.cfg.policy.Redact(r.RequestURI))
+	if p.cfg.onDenial != nil {
+		p.cfg.onDenial(dn)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
@@ -668,4 +669,41 @@ func cleanPlaywrightError(err error) error {
 		return errors.New(strings.TrimSpace(msg[:i]))
 	}
 	return err
+}
+
+// RemoveStale removes the temp directories that the sandboxes of process
+// pid left behind because it died without closing them (killed, for
+// example): profiles, downloads, recordings in progress. Its browser died
+// with it. It removes only directories owned by the current user, refuses
+// while pid is alive, and returns what it removed.
+func RemoveStale(pid int) ([]string, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("sandbox: no process %d", pid)
+	}
+	if pid == os.Getpid() || alive(pid) {
+		return nil, fmt.Errorf("sandbox: process %d is alive", pid)
+	}
+	matches, err := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("surf-%d-*", pid)))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, m := range matches {
+		fi, err := os.Lstat(m)
+		if err != nil || !fi.IsDir() || !ownedByCurrentUser(fi) {
+			continue
+		}
+		if err := os.RemoveAll(m); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, m)
+	}
+	return removed, errors.Join(errs...)
+}
+
+func ownedByCurrentUser(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }

@@ -51,6 +51,18 @@ type SessionConfig struct {
 	// enforcement layers, from their goroutines; it must not block. The
 	// denials are also buffered for TakeDenials.
 	OnDenial func(Denial)
+
+	// RecordHAR, when set, is where Close writes a recording of the
+	// session: Playwright's HAR of every response the session loaded from
+	// the network, bodies embedded, for ReplayHAR. Its directory must
+	// exist. See the package documentation, "Recordings".
+	RecordHAR string
+	// ReplayHAR, when set, is a recording (as RecordHAR writes it) that
+	// answers every request of the session: nothing goes to the network,
+	// the policy still applies, and a request the recording does not
+	// hold is refused and reported as a LayerReplay denial ("not in
+	// recording: URL"). It excludes RecordHAR.
+	ReplayHAR string
 }
 
 // SessionInfo describes a session, including the browser it runs in.
@@ -63,6 +75,10 @@ type SessionInfo struct {
 	UploadsDir        string   `json:"uploads_dir,omitempty"`
 	// Proxy is the address of the session's egress proxy ("" when off).
 	Proxy string `json:"proxy,omitempty"`
+	// RecordHAR and ReplayHAR are the absolute paths of the session's
+	// recording, when it records or replays one.
+	RecordHAR string `json:"record_har,omitempty"`
+	ReplayHAR string `json:"replay_har,omitempty"`
 }
 
 // Session is an isolated browser context: its own cookies, storage, cache
@@ -129,6 +145,10 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if log == nil {
 		log = s.log
 	}
+	record, replay, index, err := harPaths(cfg)
+	if err != nil {
+		return nil, err
+	}
 
 	pol := s.pol
 	if cfg.Policy != nil {
@@ -142,7 +162,6 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{}), pol: pol}
 	sess.denials = &denialLog{pol: pol, hook: cfg.OnDenial}
-	var err error
 	parent := s.tmp // empty for remote browsers: the system temp dir
 	sess.tmp, err = os.MkdirTemp(parent, fmt.Sprintf("%ssession-%d-", tempPrefix(), id))
 	if err != nil {
@@ -184,6 +203,14 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if cfg.UserAgent != "" {
 		opts.UserAgent = &cfg.UserAgent
 	}
+	if record != "" {
+		// Playwright writes its HAR when the context closes; Close turns
+		// it into the recording.
+		raw := sess.rawHAR()
+		opts.RecordHarPath = &raw
+		opts.RecordHarContent = playwright.HarContentPolicyEmbed
+		opts.RecordHarMode = playwright.HarModeFull
+	}
 	if !s.cfg.DisableEgressProxy {
 		sess.proxy, err = startProxy(proxyConfig{
 			policy:     pol,
@@ -194,6 +221,7 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			log:        sess.log.With("proxy", "session"),
 			onDenial:   func(d Denial) { sess.denials.add(d) },
 			checkToken: randomToken(16),
+			offline:    replay != "",
 		})
 		if err != nil {
 			os.RemoveAll(sess.tmp)
@@ -232,9 +260,16 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 				opts.Proxy.Server, err))
 		}
 	}
+	if replay != "" {
+		// Registered before the gate's route, so that the gate's runs
+		// first (Playwright tries the last registered route first).
+		if err := installReplay(bctx, index, pol, sess.log, sess.denials); err != nil {
+			return fail(err)
+		}
+	}
 	if !s.cfg.DisableRequestGate {
 		// Before any page exists: the gate must see every page.
-		sess.gate, err = installGate(bctx, pol, sess.log, sess.denials, sess.proxy != nil)
+		sess.gate, err = installGate(bctx, pol, sess.log, sess.denials, sess.proxy != nil, replay != "")
 		if err != nil {
 			return fail(err)
 		}
@@ -248,6 +283,8 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		DeviceScaleFactor: dsf,
 		DownloadsDir:      downloads,
 		UploadsDir:        uploads,
+		RecordHAR:         record,
+		ReplayHAR:         replay,
 	}
 	if sess.proxy != nil {
 		sess.info.Proxy = sess.proxy.Addr()
@@ -425,18 +462,27 @@ func (s *Session) Sandbox() *Sandbox { return s.sb }
 func (s *Session) Done() <-chan struct{} { return s.closed }
 
 // Close closes the session's pages and context and removes its private
-// directories. Downloads kept in a configured DownloadsDir stay. It is safe
-// to call more than once.
+// directories. Downloads kept in a configured DownloadsDir stay. A
+// recording session (RecordHAR) writes its recording first; an error says
+// it could not. It is safe to call more than once.
 func (s *Session) Close() error {
 	s.closer.Do(func() {
 		close(s.closed)
-		if err := within(10*time.Second, func() error { return s.bctx.Close() }); err != nil {
-			s.log.Debug("closing the browser context", "err", err)
+		wait := 10 * time.Second
+		if s.info.RecordHAR != "" {
+			wait = recordCloseTimeout // Playwright writes its HAR first
+		}
+		closeErr := within(wait, func() error { return s.bctx.Close() })
+		if closeErr != nil {
+			s.log.Debug("closing the browser context", "err", closeErr)
+		}
+		if s.info.RecordHAR != "" {
+			s.err = s.finishRecording(closeErr)
 		}
 		if s.proxy != nil {
 			s.proxy.Close()
 		}
-		if err := os.RemoveAll(s.tmp); err != nil {
+		if err := os.RemoveAll(s.tmp); err != nil && s.err == nil {
 			s.err = fmt.Errorf("removing the session's temp dir: %w", err)
 		}
 		s.sb.mu.Lock()

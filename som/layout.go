@@ -81,7 +81,9 @@ const TagGap = 2
 const (
 	costOther = 1.0
 	costOwn   = 0.5
-	costRank  = 1e-3 // tie-break by preference order
+	// costText is per pixel of page text that is not a mark (Options.Text).
+	costText = 0.75
+	costRank = 1e-3 // tie-break by preference order
 	// costMislead is added per pixel of a tag that looks like it labels
 	// another element.
 	costMislead = 1.0
@@ -186,6 +188,7 @@ type placer struct {
 	labels []Label
 	boxes  *grid // mark boxes, indexed like labels
 	tags   *grid // placed tags
+	texts  *grid // page text to avoid (Options.Text), nil if none
 	fonts  []tagFont
 	budget int
 	// full is the smallest tag size for which a search of the whole image
@@ -214,6 +217,14 @@ func newPlacer(bounds image.Rectangle, labels []Label, cfg config) *placer {
 	}
 	for _, l := range labels {
 		p.boxes.add(l.Box)
+	}
+	if len(cfg.text) > 0 {
+		p.texts = newGrid(bounds, len(cfg.text))
+		for _, t := range cfg.text {
+			if r, ok := pixelBox(t, cfg.scale, bounds); ok {
+				p.texts.add(r)
+			}
+		}
 	}
 	p.fonts = []tagFont{newTagFont(cfg.fontSize)}
 	if s := quantiseSize(max(minFontSize, cfg.fontSize*shrinkFactor)); s < cfg.fontSize {
@@ -470,6 +481,14 @@ func (p *placer) cost(i int, r image.Rectangle) float64 {
 	c := costOther*float64(other) + costOwn*float64(own)
 	if mis {
 		c += costMislead * float64(area(r))
+	}
+	if p.texts != nil {
+		text := 0
+		p.texts.query(r, func(j int) bool {
+			text += area(r.Intersect(p.texts.rects[j]))
+			return true
+		})
+		c += costText * float64(text)
 	}
 	return c
 }

@@ -219,3 +219,21 @@ func FuzzLayout(f *testing.F) {
 		}
 	})
 }
+
+// TestLayoutAvoidsText: a checkbox with its label text to the right; with
+// the text given, the tag no longer covers it.
+func TestLayoutAvoidsText(t *testing.T) {
+	bounds := image.Rect(0, 0, 200, 100)
+	box := Mark{ID: 12, Box: Rect{X: 20, Y: 40, W: 13, H: 13}}
+	text := Rect{X: 36, Y: 38, W: 60, H: 17}
+	textPx := image.Rect(36, 38, 96, 55)
+	without := Layout(bounds, []Mark{box}, Options{})
+	with := Layout(bounds, []Mark{box}, Options{Text: []Rect{text}})
+	if !with[0].Rect.Intersect(textPx).Empty() {
+		t.Errorf("tag %v covers the label text %v", with[0].Rect, textPx)
+	}
+	if with[0].Place == Dropped {
+		t.Error("the tag was dropped")
+	}
+	t.Logf("without text: %v; with: %v", without[0].Rect, with[0].Rect)
+}

@@ -81,6 +81,11 @@ type Options struct {
 	// Scale multiplies every mark box, e.g. the device scale factor when
 	// boxes are in CSS pixels; 0 means 1.
 	Scale float64
+	// Text lists areas of page text that are not marks (a checkbox's
+	// label, a paragraph) in the same units as mark boxes. Tags avoid
+	// covering them, more than their own box and less than other marks'
+	// boxes. They are not drawn.
+	Text []Rect
 }
 
 // config is Options with defaults applied and values clamped.
@@ -90,6 +95,7 @@ type config struct {
 	palette  []color.RGBA
 	gray     bool
 	scale    float64
+	text     []Rect
 }
 
 func (o Options) config() config {
@@ -99,6 +105,7 @@ func (o Options) config() config {
 		palette:  o.Palette,
 		gray:     o.Grayscale,
 		scale:    o.Scale,
+		text:     o.Text,
 	}
 	if c.fontSize == 0 || math.IsNaN(c.fontSize) {
 		c.fontSize = DefaultFontSize

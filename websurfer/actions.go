@@ -205,9 +205,34 @@ func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
 		if browserGone(err) {
 			return err
 		}
-		return toolErr("could not load %s: %s", q(u, 200), shortErr(err))
+		msg := shortErr(err)
+		if strings.Contains(msg, "net::ERR_") && !strings.Contains(msg, "net::ERR_ABORTED") {
+			// Chromium commits its error page a moment after the failure
+			// is reported; a navigation started before that commit
+			// would be interrupted by it.
+			s.awaitErrorPage(ctx, t)
+		}
+		return toolErr("could not load %s: %s", q(u, 200), msg)
 	}
 	return nil
+}
+
+// errorPageWait bounds the wait for Chromium's error page after a failed
+// navigation.
+const errorPageWait = 2 * time.Second
+
+// awaitErrorPage waits until the tab shows Chromium's error page (or, if
+// none comes, for errorPageWait).
+func (s *Surfer) awaitErrorPage(ctx context.Context, t *tab) {
+	deadline := time.Now().Add(errorPageWait)
+	for time.Now().Before(deadline) && !t.page.IsClosed() {
+		if strings.HasPrefix(t.page.MainFrame().URL(), "chrome-error:") {
+			return
+		}
+		if !sleepCtx(ctx, pollEvery) {
+			return
+		}
+	}
 }
 
 // HistoryBack goes back in the tab's own history. In a tab with no history
@@ -1033,8 +1058,14 @@ func (s *Surfer) adoptPopups(ctx context.Context, activate bool) int {
 				}
 			}
 		}
-		// Let its first load begin before it is observed.
+		// Let its first load begin before it is observed. Until its
+		// first document commits, a popup has no URL at all (not even
+		// about:blank), and its initial empty document counts as loaded.
 		ms := float64(s.cfg.ActionTimeout.Milliseconds())
+		deadline := time.Now().Add(s.cfg.ActionTimeout)
+		for p.URL() == "" && !p.IsClosed() && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
 		_ = p.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
 		st := &t.state
 		st.mu.Lock()
@@ -1106,7 +1137,11 @@ func shortErr(err error) string {
 	if i := strings.Index(msg, "\nCall log:"); i >= 0 {
 		msg = msg[:i]
 	}
-	msg = strings.TrimPrefix(firstLine(msg), "playwright: ")
+	msg = firstLine(msg)
+	// "Frame.Goto URL: playwright: net::ERR_..." says the URL twice.
+	if i := strings.Index(msg, "playwright: "); i >= 0 {
+		msg = msg[i+len("playwright: "):]
+	}
 	return truncate(msg, 300)
 }
 

@@ -612,3 +612,21 @@ func TestBlockedSubresourcesAreListed(t *testing.T) {
 		}
 	}
 }
+
+// A navigation that fails (an empty 404 commits Chromium's error page a
+// moment after Playwright reports the failure) must not interrupt the next
+// one.
+func TestVisitAfterFailedNavigation(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.sites.Handle("/empty404", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+	})
+	for i := range 4 {
+		res := f.call("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/empty404"))
+		t.Logf("round %d, the empty 404: error=%v %s", i, res.IsError, firstLine(res.Text))
+		res = f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/actions/form.html"))
+		if !strings.Contains(res.Text, `"Search form"`) {
+			t.Fatalf("round %d: the page after the failed one did not load:\n%s", i, res.Text)
+		}
+	}
+}

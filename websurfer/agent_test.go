@@ -284,10 +284,14 @@ func TestRunLimits(t *testing.T) {
 		ToolCalls: []fakeopenai.ToolCall{{Name: "hover", Arguments: `{"target_id": 1}`}},
 		Usage:     &fakeopenai.Usage{PromptTokens: 900, CompletionTokens: 100},
 	}})
+	// A model slower than the whole run: the limit must cut the call
+	// short. (On a loaded machine the run may hit the limit before it
+	// asks the model at all, hence AllowUnused.)
 	slow := fakeopenai.NewScript(fakeopenai.Turn{Repeat: true, Reply: fakeopenai.Reply{
 		ToolCalls: []fakeopenai.ToolCall{{Name: "hover", Arguments: `{"target_id": 1}`}},
-		Delay:     400 * time.Millisecond,
+		Delay:     time.Minute,
 	}})
+	slow.AllowUnused = true
 	for _, c := range []struct {
 		name   string
 		script *fakeopenai.Script
@@ -296,7 +300,7 @@ func TestRunLimits(t *testing.T) {
 	}{
 		{"steps", repeatHover, RunOptions{MaxSteps: 2}, EndMaxSteps},
 		{"tokens", repeatHover, RunOptions{MaxTokens: 2500}, EndMaxTokens},
-		{"time", slow, RunOptions{MaxTime: time.Second}, EndMaxTime},
+		{"time", slow, RunOptions{MaxTime: 2 * time.Second}, EndMaxTime},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newAgentFixtureScript(t, func(string, string) *fakeopenai.Script { return c.script })

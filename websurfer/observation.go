@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/surfkit/surf/internal/tokens"
+	"github.com/surfkit/surf/som"
 )
 
 // DefaultTokenBudget is the o200k token budget of an observation's text
@@ -56,7 +57,8 @@ type Observation struct {
 
 	text  string
 	refs  map[int]*elementRef
-	nav   int // the tab's navigation count when observed
+	texts []som.Rect // the text boxes the labels avoided
+	nav   int        // the tab's navigation count when observed
 	tab   *tab
 	taken time.Time
 }

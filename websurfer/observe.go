@@ -227,6 +227,8 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	// accessibility tree then hides one of them, the image is redrawn so
 	// the numbers always match the text.
 	pre := onScreen(cands)
+	texts := textBoxes(snaps, viewport, 3000)
+	obs.texts = texts
 	type drawn struct {
 		data    []byte
 		w, h    int
@@ -243,7 +245,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 			return
 		}
 		t0 := time.Now()
-		data, w, h, err := s.drawMarks(sh.raw, sh.jp, marksOf(pre), viewport)
+		data, w, h, err := s.drawMarks(sh.raw, sh.jp, marksOf(pre), texts, viewport)
 		imgc <- drawn{data: data, w: w, h: h, raw: sh.raw, shotDur: sh.dur, drawDur: time.Since(t0), err: err}
 	}()
 
@@ -296,7 +298,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	}
 	if !sameCandidates(pre, final) {
 		t0 := time.Now()
-		data, w, h, err := s.drawMarks(d.raw, nil, marksOf(final), viewport)
+		data, w, h, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
 		if err != nil {
 			return nil, err
 		}
@@ -310,6 +312,31 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	s.seq = obs.Seq
 	s.last = obs
 	return obs, nil
+}
+
+// textBoxes lists the line boxes of the text on screen, for the
+// set-of-mark tags to avoid covering.
+func textBoxes(snaps []*frameSnap, viewport rect, limit int) []som.Rect {
+	var out []som.Rect
+	for _, fs := range snaps {
+		for _, d := range fs.snap.docs {
+			for _, n := range d.nodes {
+				if n.nodeType != 3 || len(n.frags) == 0 {
+					continue
+				}
+				clip := n.clipFor().intersect(viewport)
+				for _, f := range n.frags {
+					if v := f.intersect(clip); !v.empty() {
+						out = append(out, som.Rect{X: v.X, Y: v.Y, W: v.W, H: v.H})
+						if len(out) >= limit {
+							return out
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // onScreen lists the candidates on screen, in numbering order.
@@ -349,8 +376,11 @@ func sameCandidates(a, b []*candidate) bool {
 // decoded again), only the 8x8 blocks the marks touch are decoded and
 // re-encoded; the others keep their bits. Otherwise the whole image is
 // decoded, drawn and encoded.
-func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, viewport rect) ([]byte, int, int, error) {
+func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, texts []som.Rect, viewport rect) ([]byte, int, int, error) {
 	opts := s.cfg.Marks
+	if opts.Text == nil {
+		opts.Text = texts
+	}
 	if jp == nil && !opts.Grayscale {
 		jp, _ = jpegpatch.Decode(raw)
 	}
@@ -1174,6 +1204,11 @@ type Blocked struct {
 	// hosts (the first few).
 	Requests int      `json:"requests,omitempty"`
 	Hosts    []string `json:"hosts,omitempty"`
+	// Unrecorded counts subresource requests a replayed session refused
+	// because its recording does not hold them, and UnrecordedURLs names
+	// the first few.
+	Unrecorded     int      `json:"unrecorded,omitempty"`
+	UnrecordedURLs []string `json:"unrecorded_urls,omitempty"`
 }
 
 func summarizeDenials(ds []sandbox.Denial) Blocked {
@@ -1183,6 +1218,13 @@ func summarizeDenials(ds []sandbox.Denial) Blocked {
 		if d.Navigation || d.Layer == sandbox.LayerAction {
 			if len(b.Navigations) < 5 {
 				b.Navigations = append(b.Navigations, d.Decision.Reason)
+			}
+			continue
+		}
+		if d.Layer == sandbox.LayerReplay {
+			b.Unrecorded++
+			if len(b.UnrecordedURLs) < 3 {
+				b.UnrecordedURLs = append(b.UnrecordedURLs, d.URL)
 			}
 			continue
 		}
@@ -1202,6 +1244,17 @@ func (b Blocked) lines() []string {
 	}
 	if b.Requests > 0 {
 		out = append(out, fmt.Sprintf("blocked: %d subresource requests by the policy (hosts %s)", b.Requests, quoteList(b.Hosts, 8)))
+	}
+	if b.Unrecorded > 0 {
+		urls := make([]string, len(b.UnrecordedURLs))
+		for i, u := range b.UnrecordedURLs {
+			urls[i] = q(u, 120)
+		}
+		more := ""
+		if b.Unrecorded > len(urls) {
+			more = ", ..."
+		}
+		out = append(out, fmt.Sprintf("blocked: %d subresource requests not in recording (%s%s)", b.Unrecorded, strings.Join(urls, ", "), more))
 	}
 	return out
 }

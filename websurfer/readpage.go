@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
@@ -53,7 +56,20 @@ func htmlToMarkdown(ctx context.Context, src, pageURL string) (string, error) {
 		return "", toolErr("could not parse the page: %v", err)
 	}
 	root := mainContent(doc)
-	md, err := htmltomarkdown.ConvertNode(root, converter.WithDomain(pageURL), converter.WithContext(ctx))
+	conv := converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(),
+		strikethrough.NewStrikethroughPlugin(),
+		// Tables stay tables: cell text run together ("Saturday10:00")
+		// loses which value is which. Minimal padding saves tokens.
+		table.NewTablePlugin(
+			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
+			table.WithHeaderPromotion(true),
+			table.WithSkipEmptyRows(true),
+			table.WithSpanCellBehavior(table.SpanBehaviorMirror),
+		),
+	))
+	md, err := conv.ConvertNode(root, converter.WithDomain(pageURL), converter.WithContext(ctx))
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()

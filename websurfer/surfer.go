@@ -94,6 +94,7 @@ type tab struct {
 	page   playwright.Page
 	sess   *cdpSession
 	nav    atomic.Int64 // main-frame navigations so far
+	loaded atomic.Int64 // the value of nav when the load event last fired
 	opener *tab
 	state  tabState
 	world  isolatedWorld
@@ -264,6 +265,7 @@ func (s *Surfer) newTab(page playwright.Page) (*tab, error) {
 			t.nav.Add(1)
 		}
 	})
+	page.OnLoad(func(playwright.Page) { t.loaded.Store(t.nav.Load()) })
 	s.watch(t)
 	// Event handlers run on playwright-go's dispatch goroutine: a blocking
 	// Playwright call there (Detach waits for a reply) would deadlock it.

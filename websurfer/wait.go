@@ -14,8 +14,13 @@ import (
 const (
 	settleStart = 150 * time.Millisecond // how long a reaction may take to begin
 	netQuiet    = 250 * time.Millisecond // no request in flight for this long is quiet
-	netCap      = 3 * time.Second        // the longest surf waits for quiet
-	pollEvery   = 15 * time.Millisecond
+	// loadQuiet replaces netQuiet once the document's load event has
+	// fired: its own subresources are done, and what scripts start next
+	// (a fetch on load) shows up as a request in flight within a few
+	// milliseconds.
+	loadQuiet = 50 * time.Millisecond
+	netCap    = 3 * time.Second // the longest surf waits for quiet
+	pollEvery = 15 * time.Millisecond
 )
 
 // settle waits for the effects of an action on tab t, whose navigation
@@ -44,7 +49,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	if quietBy.After(deadline) {
 		quietBy = deadline
 	}
-	for time.Now().Before(quietBy) && !t.netIdle(netQuiet) {
+	for time.Now().Before(quietBy) && !t.netIdle(t.quietWindow()) {
 		if !sleepCtx(ctx, pollEvery) {
 			break
 		}
@@ -65,4 +70,13 @@ func (s *Surfer) hasPopups() bool {
 	s.evmu.Lock()
 	defer s.evmu.Unlock()
 	return len(s.popups) > 0
+}
+
+// quietWindow is how long the tab's network must be idle to count as
+// quiet: shorter once its document has loaded.
+func (t *tab) quietWindow() time.Duration {
+	if t.loaded.Load() == t.nav.Load() {
+		return loadQuiet
+	}
+	return netQuiet
 }

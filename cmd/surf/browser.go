@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/jpeg"
 	"image/png"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,9 @@ type browserFlags struct {
 	downloads string
 	budget    int
 	noOSBox   bool
+	recordHAR string
+	replayHAR string
+	searchURL string
 }
 
 func addBrowserFlags(fs *pflag.FlagSet) *browserFlags {
@@ -39,6 +43,9 @@ func addBrowserFlags(fs *pflag.FlagSet) *browserFlags {
 	fs.StringVar(&bf.downloads, "downloads", "", "keep downloads in this directory")
 	fs.IntVar(&bf.budget, "budget", 0, "the observation's token budget (default 2500)")
 	fs.BoolVar(&bf.noOSBox, "no-os-sandbox", false, "do not run Chromium inside bubblewrap (weakens isolation)")
+	fs.StringVar(&bf.recordHAR, "record-har", "", "record what the session loads into this HAR file")
+	fs.StringVar(&bf.replayHAR, "replay-har", "", "answer every request from this recording, offline")
+	fs.StringVar(&bf.searchURL, "search-url", "", "the web_search engine, with %s for the query")
 	return bf
 }
 
@@ -52,6 +59,10 @@ const browserFlagsHelp = `  --policy FILE       the policy (YAML); --allow/--den
   --downloads DIR     keep downloads here (default: a private temp dir)
   --budget N          the observation's token budget (default 2500)
   --no-os-sandbox     do not run Chromium in bubblewrap (weakens isolation)
+  --record-har FILE   record what the session loads into FILE (see 'surf help record')
+  --replay-har FILE   answer every request from the recording FILE, offline
+  --search-url URL    the web_search engine, %s standing for the query
+                      (default https://duckduckgo.com/html/?q=%s)
   --headful           show the browser window`
 
 // browser is an open sandbox, session and surfer.
@@ -86,25 +97,15 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 			pol = o.base.Narrow(pol)
 		}
 	}
-	if bf.uploads != "" {
-		fi, err := os.Stat(bf.uploads)
-		if err != nil || !fi.IsDir() {
-			return nil, withHint(fmt.Errorf("--uploads %s is not a directory", bf.uploads), "create it and put the files the agent may upload in it")
-		}
-	}
-	sb, err := sandbox.New(ctx, sandbox.Config{
-		Env:              sandbox.EnvFrom(cli.Getenv),
-		Connect:          bf.connect,
-		CDP:              bf.cdp,
-		Headful:          bf.headful,
-		Policy:           pol,
-		DisableOSSandbox: bf.noOSBox,
-		Logger:           cli.Logger,
-	})
+	sbCfg, err := bf.sandboxConfig(cli, pol)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads})
+	sb, err := sandbox.New(ctx, sbCfg)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := sb.NewSession(ctx, bf.sessionConfig())
 	if err != nil {
 		sb.Close()
 		return nil, err
@@ -113,6 +114,9 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 	cfg.Session = sess
 	cfg.Policy = pol
 	cfg.TokenBudget = bf.budget
+	if bf.searchURL != "" {
+		cfg.SearchURL = bf.searchURL
+	}
 	cfg.Model = o.model
 	cfg.Logger = cli.Logger
 	surf, err := websurfer.New(ctx, cfg)
@@ -122,6 +126,47 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 		return nil, err
 	}
 	return &browser{sb: sb, sess: sess, surf: surf, pol: pol, bf: bf}, nil
+}
+
+// sandboxConfig checks the flags that name local paths and builds the
+// sandbox's configuration for policy pol.
+func (bf *browserFlags) sandboxConfig(cli *CLI, pol *policy.Policy) (sandbox.Config, error) {
+	if bf.uploads != "" {
+		fi, err := os.Stat(bf.uploads)
+		if err != nil || !fi.IsDir() {
+			return sandbox.Config{}, withHint(fmt.Errorf("--uploads %s is not a directory", bf.uploads), "create it and put the files the agent may upload in it")
+		}
+	}
+	if bf.searchURL != "" {
+		if err := checkSearchURL(bf.searchURL); err != nil {
+			return sandbox.Config{}, err
+		}
+	}
+	return sandbox.Config{
+		Env:              sandbox.EnvFrom(cli.Getenv),
+		Connect:          bf.connect,
+		CDP:              bf.cdp,
+		Headful:          bf.headful,
+		Policy:           pol,
+		DisableOSSandbox: bf.noOSBox,
+		Logger:           cli.Logger,
+	}, nil
+}
+
+// sessionConfig is the session's configuration from the flags.
+func (bf *browserFlags) sessionConfig() sandbox.SessionConfig {
+	return sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads,
+		RecordHAR: bf.recordHAR, ReplayHAR: bf.replayHAR}
+}
+
+// checkSearchURL refuses a --search-url that is not an http(s) URL with
+// one %s.
+func checkSearchURL(s string) error {
+	u, err := url.Parse(strings.Replace(s, "%s", "q", 1))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Count(s, "%s") != 1 {
+		return withHint(fmt.Errorf("--search-url %q is not an http(s) URL with one %%s", s), "for example --search-url 'https://duckduckgo.com/html/?q=%s'")
+	}
+	return nil
 }
 
 // Close closes everything the browser opened.

@@ -240,15 +240,21 @@ func approverFor(cli *CLI, mode string) (policy.Approver, error) {
 // sandbox with the same settings, and a session in it.
 func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Context) (*sandbox.Session, error) {
 	return func(ctx context.Context) (*sandbox.Session, error) {
+		if b.bf.recordHAR != "" {
+			// A new session would write a recording without the pages
+			// of the one that died.
+			return nil, errors.New("the browser died while recording a HAR; the recording would be incomplete, so the run stops")
+		}
 		old := b.sb
-		sb, err := sandbox.New(ctx, sandbox.Config{
-			Env: sandbox.EnvFrom(cli.Getenv), Connect: b.bf.connect, CDP: b.bf.cdp, Headful: b.bf.headful,
-			Policy: b.pol, DisableOSSandbox: b.bf.noOSBox, Logger: cli.Logger,
-		})
+		cfg, err := b.bf.sandboxConfig(cli, b.pol)
 		if err != nil {
 			return nil, err
 		}
-		sess, err := sb.NewSession(ctx, sandbox.SessionConfig{UploadsDir: b.bf.uploads, DownloadsDir: b.bf.downloads})
+		sb, err := sandbox.New(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		sess, err := sb.NewSession(ctx, b.bf.sessionConfig())
 		if err != nil {
 			sb.Close()
 			return nil, err

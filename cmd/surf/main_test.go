@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/sandbox"
 )
 
 // TestMain lets testscript run the surf binary in-process: scripts under
@@ -26,6 +28,9 @@ func scriptParams(t *testing.T) testscript.Params {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
 		Setup: func(env *testscript.Env) error {
+			if err := baseSetup(env); err != nil {
+				return err
+			}
 			for _, s := range scriptSetups {
 				if err := s(env); err != nil {
 					return err
@@ -35,6 +40,35 @@ func scriptParams(t *testing.T) testscript.Params {
 		},
 		Cmds: scriptCmds,
 	}
+}
+
+// baseSetup gives every script the machine's browser settings (scripts run
+// with HOME=/no-home, so the driver directory is named explicitly) and the
+// bundled demo site on loopback ($DEMO_URL, $DEMO_HOST).
+func baseSetup(env *testscript.Env) error {
+	for _, k := range []string{"SURF_CHROMIUM", "PLAYWRIGHT_NODEJS_PATH", "SURF_BWRAP", "npm_config_registry", "SURF_DEBUG"} {
+		if v := os.Getenv(k); v != "" && env.Getenv(k) == "" {
+			env.Setenv(k, v)
+		}
+	}
+	if env.Getenv("PLAYWRIGHT_DRIVER_PATH") == "" {
+		d := os.Getenv("PLAYWRIGHT_DRIVER_PATH")
+		if d == "" {
+			var err error
+			if d, err = sandbox.DefaultDriverDir(); err != nil {
+				return err
+			}
+		}
+		env.Setenv("PLAYWRIGHT_DRIVER_PATH", d)
+	}
+	site, err := demosite.Start()
+	if err != nil {
+		return err
+	}
+	env.Defer(site.Close)
+	env.Setenv("DEMO_URL", site.URL)
+	env.Setenv("DEMO_HOST", site.Host)
+	return nil
 }
 
 // scriptSetups and scriptCmds are extended from other _test.go files' init

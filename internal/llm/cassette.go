@@ -163,13 +163,16 @@ type Recorder struct {
 var _ http.RoundTripper = (*Recorder)(nil)
 
 // NewRecorder returns a Recorder writing to path (created or truncated now,
-// so a bad path fails before any request). Secrets (the API key and any
+// with its directory if need be, so a bad path fails before any request). Secrets (the API key and any
 // other value that must not be stored) are scrubbed from the cassette.
 func NewRecorder(path string, next http.RoundTripper, secrets []string) (*Recorder, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	r := &Recorder{path: path, next: next, scrub: newScrubber(secrets), c: Cassette{Version: CassetteVersion, Interactions: []Interaction{}}}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("writing cassette: %w", err)
+	}
 	if err := r.c.WriteFile(path); err != nil {
 		return nil, err
 	}

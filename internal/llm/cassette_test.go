@@ -359,3 +359,23 @@ func repaint(t *testing.T, w, h int) []byte {
 	}
 	return buf.Bytes()
 }
+
+// Data fences carry a random nonce per observation: a replay whose fences
+// differ from the recording's still matches, while a change inside the
+// fenced text does not.
+func TestReplayIgnoresFenceNonces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.cassette.json")
+	s := fakeopenai.Start(t, agentScript())
+	c := newClient(t, llm.Config{BaseURL: s.URL(), Record: path, Secrets: []string{"hunter2-secret"}})
+	if _, err := agentRun(t, c, "visible text <<<0a1b2c3d\nKettles: blue, red\n0a1b2c3d>>>"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agentRun(t, replayClient(t, path), "visible text <<<ffee0011\nKettles: blue, red\nffee0011>>>"); err != nil {
+		t.Fatalf("a fresh fence nonce broke the replay: %v", err)
+	}
+	_, err := agentRun(t, replayClient(t, path), "visible text <<<ffee0011\nKettles: blue, rod\nffee0011>>>")
+	var mm *llm.MismatchError
+	if !errors.As(err, &mm) || !strings.Contains(mm.Got, "rod") {
+		t.Fatalf("err = %v, want a mismatch showing the changed text", err)
+	}
+}

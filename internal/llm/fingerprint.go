@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,12 +16,28 @@ import (
 	"github.com/surfkit/surf/internal/tokens"
 )
 
+var (
+	fenceOpen  = regexp.MustCompile(`<<<[0-9a-f]{8}\b`)
+	fenceClose = regexp.MustCompile(`\b[0-9a-f]{8}>>>`)
+)
+
+// fenceless replaces the nonces of data fences in s.
+func fenceless(s string) string {
+	if !strings.Contains(s, "<<<") && !strings.Contains(s, ">>>") {
+		return s
+	}
+	return fenceClose.ReplaceAllString(fenceOpen.ReplaceAllString(s, "<<<nonce"), "nonce>>>")
+}
+
 // Fingerprint is the normalised form of a model request that replay
 // compares: the model, the offered tool names, the tool choice, the response
 // format, and each message's role, text, images (type, size, detail and a
 // hash of the bytes), tool calls and tool-call ids. Tool-call ids are
 // renumbered call_1, call_2, ... in order of first appearance, so ids
-// invented per run do not matter. Sampling parameters are left out.
+// invented per run do not matter. The random nonces of surf's data fences
+// ("<<<1a2b3c4d" ... "1a2b3c4d>>>", which keep page text from posing as
+// surf's own words) read "<<<nonce" and "nonce>>>", so fences made per
+// request do not matter either. Sampling parameters are left out.
 type Fingerprint struct {
 	Model          string               `json:"model"`
 	Tools          []string             `json:"tools,omitempty"`
@@ -115,13 +132,13 @@ func FingerprintOf(req openai.ChatCompletionRequest) Fingerprint {
 	for _, m := range req.Messages {
 		fm := FingerprintMessage{Role: m.Role, Name: m.Name}
 		if m.Content != "" || len(m.MultiContent) == 0 && len(m.ToolCalls) == 0 {
-			fm.Content = append(fm.Content, FingerprintPart{Text: m.Content})
+			fm.Content = append(fm.Content, FingerprintPart{Text: fenceless(m.Content)})
 		}
 		for _, p := range m.MultiContent {
 			if p.ImageURL != nil {
 				fm.Content = append(fm.Content, FingerprintPart{Image: fingerprintImage(p.ImageURL)})
 			} else {
-				fm.Content = append(fm.Content, FingerprintPart{Text: p.Text})
+				fm.Content = append(fm.Content, FingerprintPart{Text: fenceless(p.Text)})
 			}
 		}
 		for _, tc := range m.ToolCalls {

@@ -307,6 +307,15 @@ func (c *Client) CreateChatCompletion(ctx context.Context, req openai.ChatComple
 	if err != nil {
 		c.log.LogAttrs(ctx, slog.LevelDebug, "model request failed",
 			slog.String("model", req.Model), slog.Int("messages", len(req.Messages)), slog.Any("err", err))
+		if c.replayer != nil {
+			// No request went anywhere: the URL of go-openai's
+			// *url.Error would only mislead.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return resp, fmt.Errorf("chat completion with %s (replayed): %w", req.Model, err)
+		}
 		return resp, fmt.Errorf("chat completion with %s: %w", req.Model, err)
 	}
 	c.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"image/png"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,10 @@ func screenshot(t testing.TB, w, h int) llm.Image {
 }
 
 func TestNewValidates(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	bad := []llm.Config{
 		{},                                       // no model
 		{Model: "m", BaseURL: "ftp://x/v1"},      // scheme
@@ -58,7 +64,7 @@ func TestNewValidates(t *testing.T) {
 		{Model: "m", Timeout: -time.Second},
 		{Model: "m", Record: "a.json", Replay: "b.json"},
 		{Model: "m", Replay: "testdata/does-not-exist.json"},
-		{Model: "m", Record: "/nonexistent-dir/x/cassette.json"},
+		{Model: "m", Record: filepath.Join(file, "x", "cassette.json")}, // a directory that cannot be made
 	}
 	for _, cfg := range bad {
 		if _, err := llm.New(context.Background(), cfg); err == nil {

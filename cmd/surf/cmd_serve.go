@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/internal/mcpserver"
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/websurfer"
+)
+
+func init() {
+	c := &command{
+		name:    "serve",
+		summary: "serve surf's browser tools over MCP (stdio, or streamable HTTP with --http)",
+		usage: `Usage: surf serve [--http ADDR] [flags]
+
+Runs surf as an MCP server: stdio by default (the client starts surf and
+talks to it on stdin/stdout), or streamable HTTP at http://ADDR/mcp with
+--http. One browser is launched at start; every MCP session gets its own
+isolated browser context (cookies, storage, tabs), opened on its first tool
+call and closed when the client disconnects or after --idle without a call.
+
+Tools: surf's actions (visit_url, click, input_text, page_down, ...), each
+returning the page as text plus a screenshot with the element ids drawn on
+it, and "websurfer", which runs a whole task with the model configured here
+and returns the answer and a step summary. tools/list names every tool;
+a tool that makes no sense on the current page returns an error listing
+those that do. Everything goes through the policy (--policy/--allow/--deny).
+
+Actions the policy marks "ask" are put to the client's user through MCP
+elicitation when the client supports it; otherwise --approve decides.
+
+Flags:
+  --http ADDR         serve streamable HTTP on ADDR (e.g. 127.0.0.1:8931)
+                      instead of stdio; only loopback unless --allow-remote
+  --allow-remote      allow a non-loopback ADDR; needs a token
+  --token T           require "Authorization: Bearer T" on every HTTP request
+                      (default $SURF_MCP_TOKEN; at least 16 characters)
+  --public-host H     the host name remote clients use; Host and Origin
+                      headers naming other hosts than it and loopback are
+                      refused (DNS rebinding protection)
+  --image MODE        som (screenshot with element ids, default), plain or none
+  --approve MODE      allow or deny "ask" actions for clients without
+                      elicitation (default deny)
+  --no-elicit         never ask the client; --approve decides
+  --max-sessions N    browser sessions open at once (default 8)
+  --idle D            close a session's browser context after D without a
+                      call (default 10m)
+  --call-timeout D    bound one tool call (default 2m)
+  --max-time D        bound one websurfer run (default 15m)
+` + modelFlagsHelp + `
+` + browserFlagsHelp + `
+
+Exit codes: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM;
+1 when the browser cannot start; 2 for bad flags or an unsafe bind.
+
+Examples:
+  surf serve --allow example.org
+  surf serve --http 127.0.0.1:8931 --allow '*' --model gpt-4o
+  SURF_MCP_TOKEN=$(openssl rand -hex 24) surf serve --http 0.0.0.0:8931 --allow-remote --public-host surf.internal
+
+  An MCP client configuration (Claude Desktop, Cursor, ...):
+  {"mcpServers": {"surf": {"command": "surf", "args": ["serve", "--allow", "example.org"]}}}`,
+	}
+	c.run = func(ctx context.Context, cli *CLI, args []string) error {
+		fs := newFlags(c)
+		httpAddr := fs.String("http", "", "")
+		allowRemote := fs.Bool("allow-remote", false, "")
+		token := fs.String("token", "", "")
+		publicHost := fs.String("public-host", "", "")
+		imageMode := fs.String("image", "som", "")
+		approve := fs.String("approve", "", "")
+		noElicit := fs.Bool("no-elicit", false, "")
+		maxSessions := fs.Int("max-sessions", 0, "")
+		idle := fs.Duration("idle", 0, "")
+		callTimeout := fs.Duration("call-timeout", 0, "")
+		maxTime := fs.Duration("max-time", 0, "")
+		mf := addModelFlags(fs)
+		bf := addBrowserFlags(fs)
+		if err := parseFlags(c, fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() != 0 {
+			return usagef(c, "serve takes no arguments, got %q", fs.Arg(0))
+		}
+		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 {
+			return usagef(c, "limits cannot be negative")
+		}
+		img, err := mcpserver.ParseImageMode(*imageMode)
+		if err != nil {
+			return usagef(c, "--image: %v", err)
+		}
+		var approver policy.Approver
+		switch *approve {
+		case "":
+		case "allow":
+			approver = policy.AllowAll()
+		case "deny":
+			approver = policy.DenyAll()
+		default:
+			return usagef(c, "--approve must be allow or deny, not %q", *approve)
+		}
+		if bf.recordHAR != "" {
+			return usagef(c, "--record-har is not supported by serve: its sessions would write one recording each over the same file")
+		}
+		httpOpts := mcpserver.HTTPOptions{AllowRemote: *allowRemote, Token: *token, PublicHost: *publicHost}
+		if httpOpts.Token == "" {
+			httpOpts.Token = strings.TrimSpace(cli.Getenv("SURF_MCP_TOKEN"))
+		}
+		if *httpAddr == "" && (*allowRemote || *publicHost != "" || fs.Changed("token")) {
+			return usagef(c, "--allow-remote, --token and --public-host apply to --http only")
+		}
+		if *httpAddr != "" {
+			if err := mcpserver.CheckBind(*httpAddr, httpOpts); err != nil {
+				return &exitError{code: 2, err: err}
+			}
+		}
+
+		// The model is optional: without one the websurfer tool says so.
+		var model websurfer.Model
+		var modelName string
+		var modelErr error
+		if m, name, err := mf.client(ctx, cli); err != nil {
+			if modelFlagsGiven(fs.Changed) {
+				return err
+			}
+			modelErr = err
+			if cli.Getenv("OPENAI_API_KEY") != "" || cli.Getenv("OPENAI_BASE_URL") != "" {
+				fmt.Fprintf(cli.Stderr, "surf: warning: the websurfer tool is off: %v\n", err)
+			}
+		} else {
+			model, modelName = m, name
+		}
+
+		pol, err := bf.pol.policy(cli.Getenv)
+		if err != nil {
+			return err
+		}
+		sbCfg, err := bf.sandboxConfig(cli, pol)
+		if err != nil {
+			return err
+		}
+		sb, err := sandbox.New(ctx, sbCfg)
+		if err != nil {
+			return err
+		}
+		defer sb.Close()
+		srv, err := mcpserver.New(ctx, mcpserver.Config{
+			Sandbox:            sb,
+			Relaunch:           func(ctx context.Context) (*sandbox.Sandbox, error) { return sandbox.New(ctx, sbCfg) },
+			Session:            sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads, ReplayHAR: bf.replayHAR},
+			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL},
+			Model:              model,
+			ModelName:          modelName,
+			ModelError:         modelErr,
+			Image:              img,
+			Approver:           approver,
+			DisableElicitation: *noElicit,
+			MaxSessions:        *maxSessions,
+			IdleTimeout:        *idle,
+			CallTimeout:        *callTimeout,
+			RunTimeout:         *maxTime,
+			Version:            version(),
+			Logger:             cli.Logger,
+		})
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+
+		if *httpAddr == "" {
+			err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}})
+		} else {
+			var ln net.Listener
+			ln, err = net.Listen("tcp", *httpAddr)
+			if err != nil {
+				return fmt.Errorf("listening on %s: %w", *httpAddr, err)
+			}
+			fmt.Fprintf(cli.Stderr, "surf: serving MCP (streamable HTTP) at http://%s%s\n", ln.Addr(), mcpserver.HTTPPath)
+			err = srv.Serve(ctx, ln, httpOpts)
+		}
+		if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			return nil // interrupted, or the client went away: a normal end
+		}
+		return err
+	}
+	register(c)
+}
+
+// modelFlagsGiven reports whether any model flag was set on the command
+// line: then a model that cannot be set up is an error, not a tool that
+// says so.
+func modelFlagsGiven(changed func(string) bool) bool {
+	for _, f := range []string{"model", "base-url", "header", "image-detail", "record-model", "replay-model", "retries"} {
+		if changed(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// readCloser is stdin for the MCP transport: closing it (when the server
+// stops) unblocks a pending read when it is a file.
+func readCloser(r io.Reader) io.ReadCloser {
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+// nopWriteCloser keeps stdout open when the transport closes.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

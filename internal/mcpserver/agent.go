@@ -1,0 +1,146 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/tools"
+	"github.com/surfkit/surf/websurfer"
+)
+
+// run is the websurfer tool: the agent loop on the session's surfer with
+// the server's model. The result is the answer, how the run ended and one
+// line per step; a run that ends without an answer is an error result.
+func (se *session) run(ctx context.Context, surf *websurfer.Surfer, in WebsurferArgs) (*tools.Result, error) {
+	s := se.srv
+	if s.cfg.Model == nil {
+		msg := "the websurfer tool needs a model, and this server has none configured: start surf serve with --model and --base-url (or OPENAI_API_KEY and SURF_MODEL)"
+		if s.cfg.ModelError != nil {
+			msg += " (" + s.cfg.ModelError.Error() + ")"
+		}
+		return nil, tools.Errorf("%s", msg)
+	}
+	steps := in.MaxSteps
+	if steps == 0 {
+		steps = DefaultRunSteps
+	}
+	opts := websurfer.RunOptions{
+		Model:     s.cfg.Model,
+		ModelName: s.cfg.ModelName,
+		StartURL:  strings.TrimSpace(in.StartURL),
+		MaxSteps:  steps,
+		MaxTime:   s.cfg.RunTimeout,
+		Logger:    se.log,
+	}
+	var lines []string
+	var last *websurfer.Step
+	var runErr error
+	for st, err := range surf.Run(ctx, in.Instruction, opts) {
+		if st != nil {
+			lines = append(lines, stepLines(st)...)
+			if st.Done {
+				last = st
+			}
+		}
+		if err != nil {
+			runErr = err
+		}
+	}
+	if last == nil {
+		if runErr == nil {
+			runErr = errors.New("the run ended without a last step")
+		}
+		if ctx.Err() != nil {
+			return nil, runErr // timed out or cancelled: the caller reports it
+		}
+		return nil, tools.Errorf("the web surfer could not run: %v", runErr)
+	}
+	var b strings.Builder
+	if last.Answer != "" {
+		fmt.Fprintf(&b, "answer: %s\n", last.Answer)
+	} else {
+		b.WriteString("answer: (none)\n")
+	}
+	fmt.Fprintf(&b, "ended: %s after %d steps, %d model tokens", last.EndReason, last.N, last.Total.Total)
+	if runErr != nil {
+		fmt.Fprintf(&b, "; error: %v", runErr)
+	}
+	b.WriteString("\n")
+	if o := surf.Last(); o != nil {
+		fmt.Fprintf(&b, "last page: %s %q\n", o.URL, o.Title)
+	}
+	b.WriteString("steps:\n")
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	res := tools.Text(strings.TrimRight(b.String(), "\n"))
+	res.IsError = last.EndReason != websurfer.EndAnswered
+	return res, nil
+}
+
+// stepLines summarizes a step: one line per call, with its target and the
+// policy's verdict.
+func stepLines(st *websurfer.Step) []string {
+	var out []string
+	for i, c := range st.Calls {
+		target := compactArgs(c.Args)
+		verdict := "allow"
+		for _, d := range st.Decisions {
+			if d.Target != "" && i == 0 {
+				target = d.Target
+			}
+			if v := decided(d); v != "allow" {
+				verdict = v
+			}
+		}
+		line := fmt.Sprintf("%d. %s %s [%s]", st.N, c.Tool, target, verdict)
+		switch {
+		case i < len(st.Results) && st.Results[i].IsError:
+			line += " error: " + firstLine(st.Results[i].Text, 160)
+		case i >= len(st.Results):
+			line += " (not run)"
+		}
+		out = append(out, line)
+	}
+	if len(st.Calls) == 0 {
+		if st.Done && st.Content != "" {
+			out = append(out, fmt.Sprintf("%d. (answered in text)", st.N))
+		} else {
+			out = append(out, fmt.Sprintf("%d. (no tool call)", st.N))
+		}
+	}
+	return out
+}
+
+// decided is a decision's verdict for the summary: "allow", "approved",
+// "deny (rule)" or "denied by approval".
+func decided(d websurfer.Decided) string {
+	switch {
+	case d.Asked && d.Verdict == policy.Allow:
+		return "approved"
+	case d.Asked:
+		return "denied by approval"
+	case d.Verdict == policy.Allow:
+		return "allow"
+	}
+	return fmt.Sprintf("%s (%s)", d.Verdict, d.Rule)
+}
+
+// compactArgs is a call's arguments on one line, without the reasoning.
+func compactArgs(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return firstLine(string(raw), 120)
+	}
+	delete(m, "reasoning")
+	if len(m) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(m)
+	return firstLine(string(b), 120)
+}

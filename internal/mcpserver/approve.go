@@ -1,0 +1,103 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/tools"
+)
+
+// approver answers one MCP session's Ask decisions: through elicitation
+// when the client supports it, otherwise (or when elicitation is turned
+// off) through the fallback, and with no fallback it denies.
+type approver struct {
+	ss       *mcp.ServerSession
+	fallback policy.Approver
+	elicit   bool
+	log      *slog.Logger
+}
+
+var _ policy.Approver = (*approver)(nil)
+
+// approveField is the one field of the elicitation form.
+const approveField = "approve"
+
+// Approve asks the client's user. Only an accepted form whose approve
+// field is true approves; declining, cancelling or unchecking denies. An
+// elicitation that fails is a tool error (the action is not done, and the
+// result says why); a ctx that ended is returned as is.
+func (a *approver) Approve(ctx context.Context, d policy.Decision) (bool, error) {
+	if !a.elicit || !canElicit(a.ss) {
+		if a.fallback == nil {
+			return false, nil
+		}
+		return a.fallback.Approve(ctx, d)
+	}
+	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{
+		Mode:    "form",
+		Message: elicitMessage(d),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				approveField: map[string]any{
+					"type":        "boolean",
+					"title":       "Approve",
+					"description": "Let surf go ahead with this action.",
+					"default":     false,
+				},
+			},
+			"required": []string{approveField},
+		},
+	})
+	if err != nil {
+		a.log.Warn("elicitation failed", "err", err)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		// A tool error: the action is not done, the call reports why,
+		// and the session goes on.
+		return false, tools.Errorf("the client could not be asked for approval (%v), so the action was not done", err)
+	}
+	ok := res.Action == "accept" && res.Content[approveField] == true
+	a.log.Info("approval", "tool", d.Tool, "url", d.URL, "action", res.Action, "approved", ok)
+	return ok, nil
+}
+
+// asks reports whether the approver can say yes at all: through
+// elicitation (the client said it supports it) or a fallback.
+func (a *approver) asks() bool {
+	return a.fallback != nil || (a.elicit && canElicit(a.ss))
+}
+
+// canElicit reports whether the client said it supports form elicitation.
+func canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil // {} means form, for older clients
+}
+
+// elicitMessage says what surf wants to do. Page strings in the reason are
+// quoted by the policy.
+func elicitMessage(d policy.Decision) string {
+	var b strings.Builder
+	b.WriteString("surf asks for approval. ")
+	reason := strings.TrimSpace(d.Reason)
+	reason = strings.TrimPrefix(reason, "ask: ")
+	reason = strings.TrimPrefix(reason, "approval needed: ")
+	if reason == "" {
+		reason = d.Tool
+	}
+	fmt.Fprintf(&b, "The browsing policy requires your approval for: %s", reason)
+	if d.URL != "" && !strings.Contains(reason, d.URL) {
+		fmt.Fprintf(&b, " (page or address: %s)", d.URL)
+	}
+	b.WriteString(". Approve it?")
+	return b.String()
+}

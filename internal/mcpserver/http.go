@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultHTTPAddr is where "surf serve --http" listens unless told.
+const DefaultHTTPAddr = "127.0.0.1:8931"
+
+// HTTPPath is the streamable HTTP endpoint.
+const HTTPPath = "/mcp"
+
+// MinTokenLength is the shortest bearer token accepted.
+const MinTokenLength = 16
+
+// HTTPOptions secures the streamable HTTP transport. The zero value serves
+// loopback clients only, without a token.
+type HTTPOptions struct {
+	// AllowRemote permits listening on an address that is not loopback.
+	// It requires Token.
+	AllowRemote bool
+	// Token, when set, must come with every request as
+	// "Authorization: Bearer TOKEN" (at least MinTokenLength bytes).
+	Token string
+	// PublicHost is the host name (or IP address) remote clients use to
+	// reach the server. Requests whose Host header, and browser requests
+	// whose Origin, name another host than it or a loopback host are
+	// refused: that is what stops DNS rebinding. A remote server that
+	// listens on a specific address accepts that address too.
+	PublicHost string
+}
+
+// ErrRemoteBind is the error of a non-loopback listen address without
+// AllowRemote.
+var ErrRemoteBind = errors.New("refusing to listen on a non-loopback address")
+
+// CheckBind checks a listen address against the options: a loopback
+// address is always fine; any other needs AllowRemote and a Token, and
+// an unspecified address (0.0.0.0, [::]) also a PublicHost.
+func CheckBind(addr string, o HTTPOptions) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if o.Token != "" && len(o.Token) < MinTokenLength {
+		return fmt.Errorf("the token is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 24)", len(o.Token), MinTokenLength)
+	}
+	if loopbackBind(host) {
+		return nil
+	}
+	if !o.AllowRemote {
+		return fmt.Errorf("%w (%s): anyone who can reach it could drive the browser; to serve other machines pass --allow-remote and a bearer token (--token or SURF_MCP_TOKEN)", ErrRemoteBind, addr)
+	}
+	if o.Token == "" {
+		return fmt.Errorf("%w (%s) without a token: set --token or SURF_MCP_TOKEN", ErrRemoteBind, addr)
+	}
+	if ip, err := netip.ParseAddr(host); (host == "" || err == nil && ip.IsUnspecified()) && o.PublicHost == "" {
+		return fmt.Errorf("listening on all interfaces (%s) needs --public-host, the name clients use to reach this server", addr)
+	}
+	return nil
+}
+
+// loopbackBind reports whether a listen host is surely loopback: a
+// loopback IP literal, or "localhost". Other names go through the
+// resolver, which may say anything.
+func loopbackBind(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// isLoopbackHost reports whether a Host or Origin host names loopback:
+// "localhost", a name under .localhost (which browsers resolve to loopback
+// themselves) or a loopback IP.
+func isLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// Handler is the streamable HTTP handler at HTTPPath, behind the Host,
+// Origin and token checks. listen is the address the server listens on
+// (it may be "" when unknown).
+func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger: s.log,
+		// An HTTP client that vanishes without DELETE is noticed only by
+		// its silence: its browser context closes after the idle timeout,
+		// and its MCP session after the longer sessionTimeout.
+		SessionTimeout: sessionTimeout(s.cfg.IdleTimeout),
+		// The guard checks Host on every request, whatever address it
+		// came in on, and accepts the configured public host, which the
+		// SDK's own check (loopback listeners only) would refuse.
+		DisableLocalhostProtection: true,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(HTTPPath, h)
+	return &guard{next: mux, opts: o, hosts: allowedHosts(listen, o), log: s.log}
+}
+
+// sessionTimeout is how long an HTTP MCP session may go without a
+// request: long enough that a client coming back after its browser
+// context idled out finds its session (and is told the context is new).
+func sessionTimeout(idle time.Duration) time.Duration {
+	return max(time.Hour, 4*idle)
+}
+
+// allowedHosts are the host names requests may name besides loopback.
+func allowedHosts(listen string, o HTTPOptions) map[string]bool {
+	m := map[string]bool{}
+	if o.PublicHost != "" {
+		m[normHost(o.PublicHost)] = true
+	}
+	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
+		if ip, err := netip.ParseAddr(host); err != nil || !ip.IsUnspecified() {
+			m[normHost(host)] = true
+		}
+	}
+	return m
+}
+
+func normHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+}
+
+// guard refuses requests that name a foreign host or origin, or lack the
+// token.
+type guard struct {
+	next  http.Handler
+	opts  HTTPOptions
+	hosts map[string]bool
+	log   *slog.Logger
+}
+
+func (g *guard) allowed(host string) bool {
+	return isLoopbackHost(host) || g.hosts[normHost(host)]
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "" || !g.allowed(host) {
+		g.log.Warn("http: refused Host", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not this server's (DNS rebinding protection)", r.Host), http.StatusForbidden)
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !g.allowed(u.Hostname()) {
+			g.log.Warn("http: refused Origin", "origin", origin, "remote", r.RemoteAddr)
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q may not use this server", origin), http.StatusForbidden)
+			return
+		}
+	}
+	if g.opts.Token != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="surf"`)
+			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// Serve serves streamable HTTP on ln until ctx ends, then closes the
+// sessions. The caller checks the address with CheckBind before
+// listening.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, o HTTPOptions) error {
+	if err := CheckBind(ln.Addr().String(), o); err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(ln.Addr().String(), o),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// Close the MCP sessions first: their open event streams would hold
+	// Shutdown up.
+	s.Close()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,224 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestCheckBind(t *testing.T) {
+	const token = "0123456789abcdef0123"
+	cases := []struct {
+		addr string
+		o    HTTPOptions
+		want string // "" for ok, else a substring of the error
+	}{
+		{"127.0.0.1:8931", HTTPOptions{}, ""},
+		{"127.0.0.1:0", HTTPOptions{}, ""},
+		{"127.8.9.10:0", HTTPOptions{}, ""},
+		{"[::1]:0", HTTPOptions{}, ""},
+		{"localhost:0", HTTPOptions{}, ""},
+		{"127.0.0.1.:0", HTTPOptions{}, "--allow-remote"},
+		{"a.localhost:0", HTTPOptions{}, "--allow-remote"},
+		{"[::ffff:127.0.0.1]:0", HTTPOptions{}, ""},
+		{"0.0.0.0:8931", HTTPOptions{}, "--allow-remote"},
+		{":8931", HTTPOptions{}, "--allow-remote"},
+		{"[::]:8931", HTTPOptions{}, "--allow-remote"},
+		{"192.168.1.5:8931", HTTPOptions{}, "--allow-remote"},
+		{"example.com:8931", HTTPOptions{}, "--allow-remote"},
+		{"192.168.1.5:8931", HTTPOptions{AllowRemote: true}, "without a token"},
+		{"192.168.1.5:8931", HTTPOptions{Token: token}, "--allow-remote"},
+		{"192.168.1.5:8931", HTTPOptions{AllowRemote: true, Token: token}, ""},
+		{"0.0.0.0:8931", HTTPOptions{AllowRemote: true, Token: token}, "--public-host"},
+		{"0.0.0.0:8931", HTTPOptions{AllowRemote: true, Token: token, PublicHost: "surf.example"}, ""},
+		{"192.168.1.5:8931", HTTPOptions{AllowRemote: true, Token: "short"}, "at least 16"},
+		{"127.0.0.1", HTTPOptions{}, "missing port"},
+	}
+	for _, c := range cases {
+		err := CheckBind(c.addr, c.o)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("CheckBind(%q, %+v) = %v, want ok", c.addr, c.o, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("CheckBind(%q, %+v) = %v, want an error with %q", c.addr, c.o, err, c.want)
+		}
+		if err != nil && strings.Contains(c.want, "allow-remote") && !errors.Is(err, ErrRemoteBind) {
+			t.Errorf("CheckBind(%q): %v does not match ErrRemoteBind", c.addr, err)
+		}
+	}
+}
+
+// TestServeRefusesRemote: Serve checks its listener like CheckBind.
+func TestServeRefusesRemote(t *testing.T) {
+	f := serveFixture(t)
+	s := newServer(t, f, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Serve(context.Background(), ln, HTTPOptions{Token: "short"})
+	if err == nil || !strings.Contains(err.Error(), "at least 16") {
+		t.Errorf("Serve with a short token: %v", err)
+	}
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+
+// post sends an initialize request with the given headers (Host is the
+// Host header) and returns the status.
+func post(t *testing.T, endpoint string, headers map[string]string) int {
+	t.Helper()
+	req, err := http.NewRequest("POST", endpoint, strings.NewReader(initBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestHTTPGuard checks the DNS-rebinding defences (Host and Origin) and
+// the bearer token.
+func TestHTTPGuard(t *testing.T) {
+	f := serveFixture(t)
+	s := newServer(t, f, nil)
+	endpoint := serveHTTP(t, s, HTTPOptions{})
+	port := endpoint[strings.LastIndex(endpoint, ":")+1 : strings.LastIndex(endpoint, "/")]
+
+	cases := []struct {
+		name    string
+		headers map[string]string
+		want    int
+	}{
+		{"plain", nil, http.StatusOK},
+		{"localhost host", map[string]string{"Host": "localhost:" + port}, http.StatusOK},
+		{"ipv6 loopback host", map[string]string{"Host": "[::1]:" + port}, http.StatusOK},
+		{"rebound host", map[string]string{"Host": "attacker.example:" + port}, http.StatusForbidden},
+		{"lookalike host", map[string]string{"Host": "127.0.0.1.attacker.example"}, http.StatusForbidden},
+		{"foreign origin", map[string]string{"Origin": "https://attacker.example"}, http.StatusForbidden},
+		{"null origin", map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"file origin", map[string]string{"Origin": "file://"}, http.StatusForbidden},
+		{"loopback origin", map[string]string{"Origin": "http://localhost:3000"}, http.StatusOK},
+		{"loopback ip origin", map[string]string{"Origin": "http://127.0.0.1:" + port}, http.StatusOK},
+	}
+	for _, c := range cases {
+		if got := post(t, endpoint, c.headers); got != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		}
+	}
+	// Only the endpoint is served.
+	if got := post(t, strings.TrimSuffix(endpoint, HTTPPath)+"/other", nil); got != http.StatusNotFound {
+		t.Errorf("another path: status %d, want 404", got)
+	}
+}
+
+// TestHTTPToken: with a token, requests need it; the go-sdk client works
+// with it.
+func TestHTTPToken(t *testing.T) {
+	const token = "s3cret-token-for-tests-0123456789"
+	f := serveFixture(t)
+	s := newServer(t, f, nil)
+	endpoint := serveHTTP(t, s, HTTPOptions{Token: token})
+	for _, c := range []struct {
+		auth string
+		want int
+	}{
+		{"", http.StatusUnauthorized},
+		{"Bearer wrong", http.StatusUnauthorized},
+		{"Basic " + token, http.StatusUnauthorized},
+		{"Bearer " + token + "x", http.StatusUnauthorized},
+		{"Bearer " + token, http.StatusOK},
+	} {
+		h := map[string]string{}
+		if c.auth != "" {
+			h["Authorization"] = c.auth
+		}
+		if got := post(t, endpoint, h); got != c.want {
+			t.Errorf("Authorization %q: status %d, want %d", c.auth, got, c.want)
+		}
+	}
+	// Host is checked before the token: a rebinding page with a stolen
+	// token still fails.
+	if got := post(t, endpoint, map[string]string{"Authorization": "Bearer " + token, "Host": "attacker.example"}); got != http.StatusForbidden {
+		t.Errorf("foreign Host with the token: status %d, want 403", got)
+	}
+	cs := connect(t, endpoint, nil, &http.Client{Transport: bearer{token}})
+	res := mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/"})
+	if !strings.Contains(text(res), "Fixture Shop") {
+		t.Errorf("visit_url with the token:\n%s", text(res))
+	}
+}
+
+// TestHTTPPublicHost: a server reached by a public name accepts that name
+// in Host and Origin, and no other.
+func TestHTTPPublicHost(t *testing.T) {
+	const token = "s3cret-token-for-tests-0123456789"
+	f := serveFixture(t)
+	s := newServer(t, f, nil)
+	endpoint := serveHTTP(t, s, HTTPOptions{Token: token, PublicHost: "surf.example"})
+	auth := "Bearer " + token
+	for _, c := range []struct {
+		headers map[string]string
+		want    int
+	}{
+		{map[string]string{"Host": "surf.example:8931"}, http.StatusOK},
+		{map[string]string{"Host": "SURF.example."}, http.StatusOK},
+		{map[string]string{"Host": "surf.example", "Origin": "https://surf.example"}, http.StatusOK},
+		{map[string]string{"Host": "surf.example", "Origin": "https://other.example"}, http.StatusForbidden},
+		{map[string]string{"Host": "other.example"}, http.StatusForbidden},
+	} {
+		c.headers["Authorization"] = auth
+		if got := post(t, endpoint, c.headers); got != c.want {
+			t.Errorf("%v: status %d, want %d", c.headers, got, c.want)
+		}
+	}
+}
+
+// bearer adds a token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// FuzzCheckBind: no address makes CheckBind panic, and an address it
+// accepts without AllowRemote is one the system resolves to loopback.
+func FuzzCheckBind(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:8931", "[::1]:0", "localhost:1", "0.0.0.0:1", ":80", "[::ffff:127.0.0.1]:1", "127.1:80", "0x7f.0.0.1:1", "LOCALHOST.:1", "a.localhost:1", "[fe80::1%lo]:1", "127.0.0.1.nip.io:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, addr string) {
+		if CheckBind(addr, HTTPOptions{}) != nil {
+			return
+		}
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatalf("accepted %q, which does not split: %v", addr, err)
+		}
+		if strings.EqualFold(host, "localhost") {
+			return
+		}
+		ipHost, _, _ := strings.Cut(host, "%") // a zone does not change the address
+		ip := net.ParseIP(ipHost)
+		if ip == nil || !ip.IsLoopback() {
+			t.Fatalf("accepted %q without --allow-remote, but %q is not a loopback address", addr, host)
+		}
+	})
+}

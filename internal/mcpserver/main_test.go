@@ -1,0 +1,9 @@
+package mcpserver
+
+import (
+	"testing"
+
+	"github.com/surfkit/surf/internal/browsertest"
+)
+
+func TestMain(m *testing.M) { browsertest.Main(m) }

@@ -1,0 +1,431 @@
+// Package mcpserver is surf as an MCP server: it offers surf's action space
+// (visit_url, click, input_text, ...) and a websurfer tool that runs the
+// whole agent loop, over the official MCP Go SDK on stdio or streamable
+// HTTP. Every MCP session gets its own isolated browser session (a
+// sandbox.Session and a websurfer.Surfer) in one shared browser, opened on
+// the session's first tool call and closed when the client goes away or
+// after an idle timeout. Calls go through the same registry (validation,
+// offered set, panic recovery) and policy gate as the agent loop; actions
+// the policy marks Ask are put to the client's user through MCP elicitation
+// when the client supports it. The HTTP transport binds to loopback unless
+// told otherwise, and checks Host, Origin and a bearer token.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/tools"
+	"github.com/surfkit/surf/websurfer"
+)
+
+// Defaults of Config's zero values.
+const (
+	DefaultMaxSessions = 8
+	DefaultIdleTimeout = 10 * time.Minute
+	DefaultCallTimeout = 2 * time.Minute
+	DefaultRunTimeout  = websurfer.DefaultMaxTime
+	// DefaultRunSteps bounds a websurfer tool run whose call gives no
+	// max_steps.
+	DefaultRunSteps = websurfer.DefaultMaxSteps
+)
+
+// ImageMode chooses the image an action's result carries.
+type ImageMode int
+
+const (
+	// ImageSOM is the set-of-mark screenshot: the element ids of the text
+	// drawn on the page (the default).
+	ImageSOM ImageMode = iota
+	// ImagePlain is a screenshot without marks.
+	ImagePlain
+	// ImageNone sends no image: text only.
+	ImageNone
+)
+
+// ParseImageMode reads "som", "plain" or "none".
+func ParseImageMode(s string) (ImageMode, error) {
+	switch s {
+	case "som", "":
+		return ImageSOM, nil
+	case "plain":
+		return ImagePlain, nil
+	case "none":
+		return ImageNone, nil
+	}
+	return 0, fmt.Errorf("image mode must be som, plain or none, not %q", s)
+}
+
+func (m ImageMode) String() string {
+	switch m {
+	case ImageSOM:
+		return "som"
+	case ImagePlain:
+		return "plain"
+	case ImageNone:
+		return "none"
+	}
+	return fmt.Sprintf("ImageMode(%d)", int(m))
+}
+
+// Config configures a Server. Sandbox is required; every other zero value
+// is a documented default.
+type Config struct {
+	// Sandbox is the browser every session opens its context in. The
+	// server does not close it.
+	Sandbox *sandbox.Sandbox
+	// Relaunch, if set, replaces the sandbox once its browser has gone
+	// away (crashed, killed, disconnected): sessions then reopen their
+	// contexts in the new one, and say so. The sandboxes it returns belong
+	// to the server, which closes them when they are replaced and on
+	// Close. Nil means a lost browser stays lost, and every call gets an
+	// error result.
+	Relaunch func(ctx context.Context) (*sandbox.Sandbox, error)
+	// Session is the template of each session's browser context
+	// (viewport, uploads, downloads, replay). Its Policy is replaced by
+	// Policy below, and a DownloadsDir gets one subdirectory per session
+	// so sessions do not see each other's files.
+	Session sandbox.SessionConfig
+	// Surfer is the template of each session's surfer (token budget,
+	// search engine, model for summarize_page and answer_question). Its
+	// Session, Policy, Approver and Logger are set by the server.
+	Surfer websurfer.Config
+	// Policy narrows the sandbox's policy for every session; nil means
+	// the sandbox's policy as it is.
+	Policy *policy.Policy
+
+	// Model runs the websurfer tool (and answers summarize_page and
+	// answer_question). Nil makes the websurfer tool return an error
+	// result saying so (ModelError, if set, says why there is none), and
+	// leaves summarize_page and answer_question out of the tool list.
+	Model websurfer.Model
+	// ModelName is sent with each model request.
+	ModelName string
+	// ModelError explains a missing Model to the websurfer tool's caller,
+	// e.g. the client configuration error.
+	ModelError error
+
+	// Image is the image action results carry; the zero value is the
+	// set-of-mark screenshot.
+	Image ImageMode
+	// Approver answers actions the policy marks Ask for clients that do
+	// not support elicitation (and when an elicitation is not possible);
+	// nil denies them, as the policy's default does. Clients that support
+	// elicitation are asked instead, unless DisableElicitation is set.
+	Approver policy.Approver
+	// DisableElicitation never asks the client: Approver decides.
+	DisableElicitation bool
+
+	// MaxSessions bounds the browser sessions open at once; a session
+	// beyond it gets an error result on its first tool call. Zero means
+	// DefaultMaxSessions.
+	MaxSessions int
+	// IdleTimeout closes a session's browser context after this long
+	// without a tool call (the next call opens a fresh one, and says so).
+	// Zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// CallTimeout bounds one tool call; zero means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// RunTimeout bounds one websurfer tool run; zero means
+	// DefaultRunTimeout.
+	RunTimeout time.Duration
+
+	// Name and Version identify the server to clients; empty means "surf"
+	// and "dev".
+	Name    string
+	Version string
+	// Logger receives session and call logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// ErrTooManySessions is the error of a session's first tool call when
+// MaxSessions browser sessions are already open.
+var ErrTooManySessions = errors.New("too many browser sessions")
+
+// ErrClosed is returned by a closed server.
+var ErrClosed = errors.New("mcpserver: the server is closed")
+
+// Server is surf's MCP server. It is safe for concurrent use: sessions run
+// concurrently, and the calls of one session one at a time.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	mcp  *mcp.Server
+	defs *tools.Registry // tool definitions for tools/list
+	list []string        // the tool names listed
+
+	sbMu sync.Mutex // serializes relaunches
+	sb   *sandbox.Sandbox
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	open     int // sessions with an open browser context
+	nextID   int
+	closed   bool
+}
+
+// New makes a server. It opens no browser context until a client calls a
+// tool.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if cfg.Sandbox == nil {
+		return nil, errors.New("mcpserver: Config.Sandbox is required")
+	}
+	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 || cfg.CallTimeout < 0 || cfg.RunTimeout < 0 {
+		return nil, errors.New("mcpserver: limits cannot be negative")
+	}
+	if cfg.Image < ImageSOM || cfg.Image > ImageNone {
+		return nil, fmt.Errorf("mcpserver: unknown image mode %d", cfg.Image)
+	}
+	if cfg.MaxSessions == 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.RunTimeout == 0 {
+		cfg.RunTimeout = DefaultRunTimeout
+	}
+	if cfg.Name == "" {
+		cfg.Name = "surf"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, sessions: map[*mcp.ServerSession]*session{}}
+	s.defs = definitions()
+	s.list = listed(s.defs, cfg.Model != nil)
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "surf web browser", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       log,
+		// 2026-07-28 is sessionless: it has no session to hang a browser
+		// context on, and no server-initiated elicitation. Clients that
+		// speak it fall back to the newest of these.
+		SupportedProtocolVersions: legacyVersions(),
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	for _, name := range s.list {
+		t, _ := s.defs.Lookup(name)
+		s.mcp.AddTool(&mcp.Tool{
+			Name:        name,
+			Description: t.Description(),
+			InputSchema: t.Schema(),
+			Annotations: annotations(name),
+		}, s.handler(name))
+	}
+	return s, nil
+}
+
+// instructions tell clients how the tools work.
+const instructions = `surf drives a sandboxed Chromium. Each MCP session has its own isolated browser context (cookies, storage, tabs), opened on the first tool call.
+Start with visit_url. Every action returns the page as text: the title and URL, the elements you can act on, numbered, and the visible text, followed by a screenshot with the same numbers drawn on it. Use those numbers as target_id / input_field_id; they are valid only for the latest observation.
+tools/list names every tool, but only those that make sense on the current page run (page_up only when the page can scroll up, switch_tab only with several tabs, ...); calling another returns an error listing the ones available now.
+A browsing policy decides what may be visited and done; a denial comes back as an error result. The websurfer tool runs a whole task with surf's own model and returns the answer with a step summary.`
+
+func legacyVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < "2026-07-28" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// readOnly are the tools that do not change the page.
+var readOnly = map[string]bool{"read_page": true, "summarize_page": true, "answer_question": true, "sleep": true}
+
+func annotations(name string) *mcp.ToolAnnotations {
+	open := true
+	a := &mcp.ToolAnnotations{OpenWorldHint: &open, ReadOnlyHint: readOnly[name]}
+	if !a.ReadOnlyHint {
+		destructive := false
+		if name == WebsurferTool {
+			destructive = true // a run may do anything the policy allows
+		}
+		a.DestructiveHint = &destructive
+	}
+	return a
+}
+
+// MCP is the underlying MCP server, for callers that run it on their own
+// transport.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Tools returns the names of the tools listed to clients, in order.
+func (s *Server) Tools() []string { return append([]string(nil), s.list...) }
+
+// ServeStdio serves one client on stdin and stdout until it disconnects
+// or ctx ends. Nothing else may write to stdout meanwhile.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.ServeTransport(ctx, &mcp.StdioTransport{})
+}
+
+// ServeTransport serves one client on t until it disconnects or ctx ends.
+func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	err := s.mcp.Run(ctx, t)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// Sessions reports how many browser sessions are open now.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
+// Close closes every session's browser context and MCP connection. The
+// sandbox stays open: it belongs to the caller. Close is safe to call more
+// than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	var all []*session
+	for _, se := range s.sessions {
+		all = append(all, se)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
+	for i, se := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = se.end()
+			se.ss.Close()
+		}()
+	}
+	wg.Wait()
+	s.sbMu.Lock()
+	if s.sb != s.cfg.Sandbox {
+		errs = append(errs, s.sb.Close())
+	}
+	s.sbMu.Unlock()
+	return errors.Join(errs...)
+}
+
+// sandbox returns the browser to open sessions in, relaunching it first if
+// it is gone and the server can.
+func (s *Server) sandbox(ctx context.Context) (*sandbox.Sandbox, error) {
+	s.sbMu.Lock()
+	defer s.sbMu.Unlock()
+	if !lost(s.sb) || s.cfg.Relaunch == nil {
+		return s.sb, nil
+	}
+	s.log.Warn("the browser is gone; relaunching it")
+	sb, err := s.cfg.Relaunch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the browser is gone and relaunching it failed: %w", err)
+	}
+	if old := s.sb; old != s.cfg.Sandbox {
+		go old.Close()
+	}
+	s.sb = sb
+	return sb, nil
+}
+
+// lost reports whether a sandbox's browser has gone away.
+func lost(sb *sandbox.Sandbox) bool {
+	b := sb.Browser()
+	return b != nil && !b.IsConnected()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// handler is the MCP handler of one tool: it finds the caller's session
+// and runs the call there. It never returns a protocol error for a failed
+// call: failures are error results.
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("mcpserver: panic in a call", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				res, err = errorResult(fmt.Sprintf("internal error in surf while running %s; look at the page before retrying", name)), nil
+			}
+		}()
+		var args []byte
+		if req != nil && req.Params != nil {
+			args = req.Params.Arguments
+		}
+		if req == nil || req.Session == nil {
+			return errorResult("no MCP session"), nil
+		}
+		se, err := s.session(req.Session)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		return se.call(ctx, name, args), nil
+	}
+}
+
+// session returns the state of an MCP session, making it on its first
+// call.
+func (s *Server) session(ss *mcp.ServerSession) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the server is shutting down")
+	}
+	if se, ok := s.sessions[ss]; ok {
+		return se, nil
+	}
+	s.nextID++
+	se := &session{srv: s, ss: ss, id: s.nextID, turn: make(chan struct{}, 1)}
+	se.log = s.log.With("session", se.id)
+	se.approver = &approver{ss: ss, fallback: s.cfg.Approver, elicit: !s.cfg.DisableElicitation, log: se.log}
+	s.sessions[ss] = se
+	go func() {
+		// The MCP session ends when the client disconnects (stdio EOF, an
+		// HTTP DELETE or the HTTP session's idle timeout).
+		ss.Wait()
+		se.log.Debug("mcp session ended")
+		se.end()
+	}()
+	return se, nil
+}
+
+// errorResult is an MCP error result with text.
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// firstLine is s up to its first newline, cut to n bytes.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
+}

@@ -1,0 +1,171 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/internal/browsertest"
+)
+
+// TestSessionsIsolated runs eight MCP sessions at once: each sets its own
+// cookie, opens a second tab, and must see only its own cookie and tabs.
+// Then every client disconnects, and their browser contexts close.
+func TestSessionsIsolated(t *testing.T) {
+	const n = 8
+	f := serveFixture(t)
+	s := newServer(t, f, nil)
+	endpoint := serveHTTP(t, s, HTTPOptions{})
+	sb := browsertest.Sandbox(t)
+	before := len(sb.Browser().Contexts())
+
+	clients := make([]*mcp.ClientSession, n)
+	for i := range clients {
+		clients[i] = connect(t, endpoint, nil, nil)
+	}
+	var wg sync.WaitGroup
+	errs := make([]string, n)
+	for i, cs := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = isolatedSession(t, cs, f, i)
+		}()
+	}
+	wg.Wait()
+	for i, e := range errs {
+		if e != "" {
+			t.Errorf("session %d: %s", i, e)
+		}
+	}
+	if got := s.Sessions(); got != n {
+		t.Errorf("%d browser sessions open, want %d", got, n)
+	}
+	if got := len(sb.Browser().Contexts()) - before; got != n {
+		t.Errorf("%d new browser contexts, want %d", got, n)
+	}
+
+	// Each session's browser context, to watch them close.
+	s.mu.Lock()
+	var done []<-chan struct{}
+	for _, se := range s.sessions {
+		if se.b != nil {
+			done = append(done, se.b.sess.Done())
+		}
+	}
+	s.mu.Unlock()
+	if len(done) != n {
+		t.Fatalf("%d sessions with a browser, want %d", len(done), n)
+	}
+
+	// Dropping one client releases its context only.
+	clients[0].Close()
+	waitFor(t, "the first client's browser session to close", 30*time.Second, func() bool { return s.Sessions() == n-1 })
+	closed := func() int {
+		c := 0
+		for _, d := range done {
+			select {
+			case <-d:
+				c++
+			default:
+			}
+		}
+		return c
+	}
+	waitFor(t, "one browser context to close", 20*time.Second, func() bool { return closed() >= 1 })
+	time.Sleep(500 * time.Millisecond)
+	if c := closed(); c != 1 {
+		t.Errorf("%d browser contexts closed after one client left, want 1", c)
+	}
+	for _, cs := range clients[1:] {
+		cs.Close()
+	}
+	waitFor(t, "every browser session to close", 60*time.Second, func() bool { return s.Sessions() == 0 })
+	for i, d := range done {
+		select {
+		case <-d:
+		case <-time.After(10 * time.Second):
+			t.Errorf("browser context %d still open", i)
+		}
+	}
+	waitFor(t, "the browser's contexts to go", 20*time.Second, func() bool { return len(sb.Browser().Contexts()) == before })
+}
+
+// isolatedSession is one session's part of TestSessionsIsolated; it
+// returns what went wrong, or "".
+func isolatedSession(t *testing.T, cs *mcp.ClientSession, f *fixture, i int) string {
+	me := fmt.Sprintf("client%d", i)
+	res := call(t, cs, "visit_url", map[string]any{"url": f.URL + "/cookie?set=" + me})
+	if res.IsError {
+		return "setting the cookie: " + text(res)
+	}
+	res = call(t, cs, "create_tab", map[string]any{"url": f.URL + "/cookie"})
+	if res.IsError {
+		return "opening a tab: " + text(res)
+	}
+	obs := text(res)
+	if !strings.Contains(obs, "cookie is "+me) {
+		return "the new tab does not show this session's cookie:\n" + obs
+	}
+	for j := range 8 {
+		if j != i && strings.Contains(obs, fmt.Sprintf("client%d", j)) {
+			return fmt.Sprintf("session %d sees client%d:\n%s", i, j, obs)
+		}
+	}
+	// The tab list names this session's two tabs, and no others.
+	want := fmt.Sprintf(`tabs: 0 "Cookie set %s"; 1 "Cookie %s" (active)`, me, me)
+	if !strings.Contains(obs, want+"\n") {
+		return fmt.Sprintf("the tab list is not %s:\n%s", want, obs)
+	}
+	return ""
+}
+
+// TestMaxSessions refuses a session beyond the limit with an error result
+// and lets it in once another client leaves.
+func TestMaxSessions(t *testing.T) {
+	f := serveFixture(t)
+	s := newServer(t, f, func(c *Config) { c.MaxSessions = 2 })
+	endpoint := serveHTTP(t, s, HTTPOptions{})
+	a, b, c := connect(t, endpoint, nil, nil), connect(t, endpoint, nil, nil), connect(t, endpoint, nil, nil)
+	mustCall(t, a, "visit_url", map[string]any{"url": f.URL + "/"})
+	mustCall(t, b, "visit_url", map[string]any{"url": f.URL + "/"})
+	res := call(t, c, "visit_url", map[string]any{"url": f.URL + "/"})
+	if !res.IsError || !strings.Contains(text(res), "too many browser sessions") || !strings.Contains(text(res), "--max-sessions") {
+		t.Fatalf("a third session: IsError=%v %q, want the limit's error", res.IsError, text(res))
+	}
+	a.Close()
+	waitFor(t, "a's browser session to close", 30*time.Second, func() bool { return s.Sessions() == 1 })
+	mustCall(t, c, "visit_url", map[string]any{"url": f.URL + "/"})
+	if got := s.Sessions(); got != 2 {
+		t.Errorf("%d sessions, want 2", got)
+	}
+}
+
+// TestIdleTimeout closes an idle session's browser context; the next call
+// opens a fresh one and says so.
+func TestIdleTimeout(t *testing.T) {
+	f := serveFixture(t)
+	s := newServer(t, f, func(c *Config) { c.IdleTimeout = 1500 * time.Millisecond })
+	cs := connect(t, serveHTTP(t, s, HTTPOptions{}), nil, nil)
+	mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/cookie?set=before"})
+	if s.Sessions() != 1 {
+		t.Fatalf("%d sessions, want 1", s.Sessions())
+	}
+	waitFor(t, "the idle session to close", 30*time.Second, func() bool { return s.Sessions() == 0 })
+	res := mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/cookie"})
+	got := text(res)
+	if !strings.Contains(got, "closed after 1.5s without a call") {
+		t.Errorf("the first call after the idle timeout does not say the context is new:\n%s", got)
+	}
+	if !strings.Contains(got, "cookie is none") {
+		t.Errorf("the new context kept the old cookie:\n%s", got)
+	}
+	// The note is said once.
+	res = mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/"})
+	if strings.Contains(text(res), "note:") {
+		t.Errorf("the note came twice:\n%s", text(res))
+	}
+}
