@@ -940,7 +940,7 @@ func (s *Surfer) openTab(ctx context.Context) (*tab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening a tab: %w", err)
 	}
-	t, err := s.newTab(page)
+	t, err := s.newTab(ctx, page)
 	if err != nil {
 		page.Close()
 		return nil, err
@@ -1046,7 +1046,7 @@ func (s *Surfer) adoptPopups(ctx context.Context, activate bool) int {
 			s.pushEvent(Event{Kind: "new_tab", Message: fmt.Sprintf("a page tried to open %s in a new tab; closed, there are already %d tabs", q(p.URL(), 200), maxTabs)})
 			continue
 		}
-		t, err := s.newTab(p)
+		t, err := s.newTab(ctx, p)
 		if err != nil {
 			s.log.Debug("adopting a popup", "err", err)
 			continue

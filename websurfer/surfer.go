@@ -85,6 +85,7 @@ type Surfer struct {
 	evmu    sync.Mutex
 	pending []Event // from Playwright's goroutines
 	popups  []playwright.Page
+	opening int // windows pages announced opening, not yet seen as popups
 	known   map[playwright.Page]bool
 	dlWG    sync.WaitGroup
 }
@@ -95,6 +96,7 @@ type tab struct {
 	sess   *cdpSession
 	nav    atomic.Int64 // main-frame navigations so far
 	loaded atomic.Int64 // the value of nav when the load event last fired
+	loadAt atomic.Int64 // when it fired (Unix nanoseconds)
 	opener *tab
 	state  tabState
 	world  isolatedWorld
@@ -186,6 +188,7 @@ func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
 		s.evmu.Lock()
 		if !s.known[p] {
 			s.popups = append(s.popups, p)
+			s.opening = max(s.opening-1, 0)
 		}
 		s.evmu.Unlock()
 	})
@@ -193,7 +196,7 @@ func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
 	if err != nil {
 		return fmt.Errorf("opening a tab: %w", err)
 	}
-	t, err := s.newTab(page)
+	t, err := s.newTab(ctx, page)
 	if err != nil {
 		page.Close()
 		return err
@@ -217,7 +220,7 @@ func (s *Surfer) ReplaceSession(ctx context.Context, sess *sandbox.Session) erro
 		go t.sess.Detach() // may block on a dead connection
 	}
 	s.evmu.Lock()
-	s.popups = nil
+	s.popups, s.opening = nil, 0
 	s.evmu.Unlock()
 	return s.attach(ctx, sess)
 }
@@ -245,7 +248,7 @@ func (s *Surfer) crashed() bool {
 }
 
 // newTab wraps a page: its CDP session and the events surf follows.
-func (s *Surfer) newTab(page playwright.Page) (*tab, error) {
+func (s *Surfer) newTab(ctx context.Context, page playwright.Page) (*tab, error) {
 	cs, err := s.sess.Context().NewCDPSession(page)
 	if err != nil {
 		return nil, fmt.Errorf("opening a devtools session for the tab: %w", err)
@@ -265,8 +268,15 @@ func (s *Surfer) newTab(page playwright.Page) (*tab, error) {
 			t.nav.Add(1)
 		}
 	})
-	page.OnLoad(func(playwright.Page) { t.loaded.Store(t.nav.Load()) })
+	page.OnLoad(func(playwright.Page) {
+		t.loadAt.Store(time.Now().UnixNano())
+		t.loaded.Store(t.nav.Load())
+	})
 	s.watch(t)
+	if err := s.watchRenderer(ctx, t); err != nil {
+		// Not a guard: waiting falls back to Playwright's events.
+		s.log.Debug("following the tab's renderer", "err", err)
+	}
 	// Event handlers run on playwright-go's dispatch goroutine: a blocking
 	// Playwright call there (Detach waits for a reply) would deadlock it.
 	page.OnFrameDetached(func(f playwright.Frame) {

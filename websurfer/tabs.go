@@ -1,6 +1,7 @@
 package websurfer
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +46,13 @@ func (h *history) push(u string) {
 type tabState struct {
 	mu       sync.Mutex
 	hist     history
-	inflight map[playwright.Request]struct{}
+	inflight map[playwright.Request]time.Time // when each began
+	// rendered are the requests in flight as the renderer reports them
+	// on surf's own devtools session (by request id): in the same stream
+	// as its load event, so a fetch a script starts before load is
+	// always known by the time the load is, which Playwright's request
+	// events (delayed by interception) do not promise.
+	rendered map[string]time.Time
 	lastNet  time.Time
 	crashed  bool
 	closed   bool
@@ -55,7 +62,7 @@ type tabState struct {
 // network activity (for waiting), dialogs, downloads and crashes.
 func (s *Surfer) watch(t *tab) {
 	st := &t.state
-	st.inflight = map[playwright.Request]struct{}{}
+	st.inflight = map[playwright.Request]time.Time{}
 	p := t.page
 	p.OnFrameNavigated(func(f playwright.Frame) {
 		if f != p.MainFrame() {
@@ -63,12 +70,19 @@ func (s *Surfer) watch(t *tab) {
 		}
 		st.mu.Lock()
 		st.hist.push(f.URL())
+		// A new document: what the old one had in flight no longer
+		// matters (and some of it, such as favicon fetches, is never
+		// reported finished).
+		if len(st.inflight) > 0 {
+			clear(st.inflight)
+		}
 		st.mu.Unlock()
 	})
 	p.OnRequest(func(r playwright.Request) {
+		now := time.Now()
 		st.mu.Lock()
-		st.inflight[r] = struct{}{}
-		st.lastNet = time.Now()
+		st.inflight[r] = now
+		st.lastNet = now
 		st.mu.Unlock()
 	})
 	done := func(r playwright.Request) {
@@ -182,13 +196,90 @@ func uniquePath(p string) string {
 	}
 }
 
-// netIdle reports whether the tab has had no request in flight for quiet.
+// netIdle reports whether the tab has had no request start or end, and no
+// load event, for quiet and has none in flight (long requests aside, see
+// longRequest).
 func (t *tab) netIdle(quiet time.Duration) bool {
 	st := &t.state
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return len(st.inflight) == 0 && time.Since(st.lastNet) >= quiet
+	if time.Since(st.lastNet) < quiet || time.Since(time.Unix(0, t.loadAt.Load())) < quiet {
+		return false
+	}
+	return idleSet(st.inflight) && idleSet(st.rendered)
 }
+
+// idleSet reports whether requests holds no request younger than
+// longRequest, forgetting those too old to be still coming.
+func idleSet[K comparable](requests map[K]time.Time) bool {
+	idle := true
+	for r, began := range requests {
+		age := time.Since(began)
+		if age < longRequest {
+			idle = false
+		}
+		if age > 10*longRequest {
+			delete(requests, r) // never reported finished
+		}
+	}
+	return idle
+}
+
+// watchRenderer follows the tab's network and load events on surf's own
+// devtools session (see tabState.rendered) and the windows its page opens
+// (see Surfer.opening). It fails when the session cannot enable the
+// domains; waiting then relies on Playwright's events alone.
+func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
+	st := &t.state
+	st.mu.Lock()
+	st.rendered = map[string]time.Time{}
+	st.mu.Unlock()
+	cs := t.sess.s
+	id := func(ev map[string]any) string { s, _ := ev["requestId"].(string); return s }
+	cs.On("Network.requestWillBeSent", func(ev map[string]any) {
+		now := time.Now()
+		st.mu.Lock()
+		if _, ok := st.rendered[id(ev)]; !ok { // a redirect keeps its id
+			st.rendered[id(ev)] = now
+		}
+		st.lastNet = now
+		st.mu.Unlock()
+	})
+	finished := func(ev map[string]any) {
+		st.mu.Lock()
+		if _, ok := st.rendered[id(ev)]; ok {
+			delete(st.rendered, id(ev))
+			st.lastNet = time.Now()
+		}
+		st.mu.Unlock()
+	}
+	cs.On("Network.loadingFinished", finished)
+	cs.On("Network.loadingFailed", finished)
+	cs.On("Page.loadEventFired", func(map[string]any) { t.loadAt.Store(time.Now().UnixNano()) })
+	cs.On("Page.frameNavigated", func(ev map[string]any) {
+		if f, _ := ev["frame"].(map[string]any); f != nil && f["parentId"] == nil {
+			st.mu.Lock()
+			clear(st.rendered) // the old document's requests no longer matter
+			st.mu.Unlock()
+		}
+	})
+	cs.On("Page.windowOpen", func(map[string]any) {
+		s.evmu.Lock()
+		s.opening++
+		s.evmu.Unlock()
+	})
+	for _, m := range []string{"Page.enable", "Network.enable"} {
+		if err := t.sess.Call(ctx, m, nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// longRequest is how long a request may be in flight before waiting for
+// quiet ignores it: long polls, streams and requests the browser never
+// reports finished would otherwise hold every wait to its cap.
+const longRequest = 2 * time.Second
 
 // tabSeq numbers tabs for their names in logs.
 var tabSeq atomic.Int64

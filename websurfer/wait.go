@@ -15,12 +15,12 @@ const (
 	settleStart = 150 * time.Millisecond // how long a reaction may take to begin
 	netQuiet    = 250 * time.Millisecond // no request in flight for this long is quiet
 	// loadQuiet replaces netQuiet once the document's load event has
-	// fired: its own subresources are done, and what scripts start next
-	// (a fetch on load) shows up as a request in flight within a few
-	// milliseconds.
-	loadQuiet = 50 * time.Millisecond
+	// fired: its own subresources are done, and what its scripts started
+	// up to then is known (tabState.rendered); the window is for what
+	// they start right after. It counts from the load event.
+	loadQuiet = 10 * time.Millisecond
 	netCap    = 3 * time.Second // the longest surf waits for quiet
-	pollEvery = 15 * time.Millisecond
+	pollEvery = 5 * time.Millisecond
 )
 
 // settle waits for the effects of an action on tab t, whose navigation
@@ -30,7 +30,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	start := time.Now()
 	// Did anything start?
 	for time.Since(start) < settleStart {
-		if t.nav.Load() != before || !t.netIdle(0) || s.hasPopups() {
+		if t.nav.Load() != before || !t.netIdle(0) || s.hasPopups() || s.windowOpening() {
 			break
 		}
 		if !sleepCtx(ctx, pollEvery) {
@@ -49,6 +49,17 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	if quietBy.After(deadline) {
 		quietBy = deadline
 	}
+	// A page that announced a new window (a target=_blank link, a
+	// window.open) gets it: Playwright reports the popup later, the
+	// busier the machine the later.
+	for s.windowOpening() && time.Now().Before(quietBy) {
+		if !sleepCtx(ctx, pollEvery) {
+			break
+		}
+	}
+	s.evmu.Lock()
+	s.opening = 0 // one that never came is not waited for again
+	s.evmu.Unlock()
 	for time.Now().Before(quietBy) && !t.netIdle(t.quietWindow()) {
 		if !sleepCtx(ctx, pollEvery) {
 			break
@@ -64,6 +75,14 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-time.After(d):
 		return true
 	}
+}
+
+// windowOpening reports whether a page announced a window that has not
+// arrived as a popup yet.
+func (s *Surfer) windowOpening() bool {
+	s.evmu.Lock()
+	defer s.evmu.Unlock()
+	return s.opening > 0
 }
 
 func (s *Surfer) hasPopups() bool {

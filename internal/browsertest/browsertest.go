@@ -44,6 +44,10 @@ var (
 // browser process or temp profile started by this binary remains.
 func Main(m *testing.M) {
 	before := playwrightProfiles()
+	// A dead process that had this pid may have left its dirs behind.
+	for _, l := range sandbox.Leftovers() {
+		before[l] = true
+	}
 	code := m.Run()
 	mu.Lock()
 	for i := len(extra) - 1; i >= 0; i-- {
@@ -67,11 +71,17 @@ func Main(m *testing.M) {
 }
 
 // leftovers waits briefly for processes to exit (Close has already killed
-// them; the kernel may take a moment to reap), then lists what remains.
+// them; the kernel may take a moment to reap), then lists what remains
+// that was not there before the run.
 func leftovers(before map[string]bool) []string {
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		left := sandbox.Leftovers()
+		var left []string
+		for _, l := range sandbox.Leftovers() {
+			if !before[l] {
+				left = append(left, l)
+			}
+		}
 		for p := range playwrightProfiles() {
 			if !before[p] && !foreignInUse(p) {
 				left = append(left, "playwright profile "+p)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/browsertest"
 )
 
@@ -20,7 +21,12 @@ func TestSessionsIsolated(t *testing.T) {
 	s := newServer(t, f, nil)
 	endpoint := serveHTTP(t, s, HTTPOptions{})
 	sb := browsertest.Sandbox(t)
-	before := len(sb.Browser().Contexts())
+	// Contexts by identity: one that an earlier test is still closing
+	// must not count against these.
+	before := map[playwright.BrowserContext]bool{}
+	for _, c := range sb.Browser().Contexts() {
+		before[c] = true
+	}
 
 	clients := make([]*mcp.ClientSession, n)
 	for i := range clients {
@@ -44,7 +50,16 @@ func TestSessionsIsolated(t *testing.T) {
 	if got := s.Sessions(); got != n {
 		t.Errorf("%d browser sessions open, want %d", got, n)
 	}
-	if got := len(sb.Browser().Contexts()) - before; got != n {
+	fresh := func() int {
+		c := 0
+		for _, x := range sb.Browser().Contexts() {
+			if !before[x] {
+				c++
+			}
+		}
+		return c
+	}
+	if got := fresh(); got != n {
 		t.Errorf("%d new browser contexts, want %d", got, n)
 	}
 
@@ -91,7 +106,7 @@ func TestSessionsIsolated(t *testing.T) {
 			t.Errorf("browser context %d still open", i)
 		}
 	}
-	waitFor(t, "the browser's contexts to go", 20*time.Second, func() bool { return len(sb.Browser().Contexts()) == before })
+	waitFor(t, "the browser's contexts to go", 20*time.Second, func() bool { return fresh() == 0 })
 }
 
 // isolatedSession is one session's part of TestSessionsIsolated; it
