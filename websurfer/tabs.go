@@ -237,6 +237,12 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 	cs := t.sess.s
 	id := func(ev map[string]any) string { s, _ := ev["requestId"].(string); return s }
 	cs.On("Network.requestWillBeSent", func(ev map[string]any) {
+		if ev["type"] == "Document" {
+			// Navigations: the main frame's are followed by load, and a
+			// frame's may end in another process, which reports it
+			// there (Playwright's events cover those).
+			return
+		}
 		now := time.Now()
 		st.mu.Lock()
 		if _, ok := st.rendered[id(ev)]; !ok { // a redirect keeps its id
@@ -245,6 +251,7 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 		st.lastNet = now
 		st.mu.Unlock()
 	})
+
 	finished := func(ev map[string]any) {
 		st.mu.Lock()
 		if _, ok := st.rendered[id(ev)]; ok {
