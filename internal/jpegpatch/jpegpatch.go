@@ -85,6 +85,9 @@ func (h *huffDec) build(counts [16]byte, vals []byte) error {
 	code, k := int32(0), int32(0)
 	for l := 1; l <= 16; l++ {
 		n := int32(counts[l-1])
+		if code+n > 1<<l {
+			return errFormat("bad Huffman codes") // more codes than the length allows
+		}
 		h.valptr[l] = k
 		h.mincode[l] = code
 		if n == 0 {
@@ -101,9 +104,6 @@ func (h *huffDec) build(counts [16]byte, vals []byte) error {
 			code += n
 			k += n
 			h.maxcode[l] = code - 1
-		}
-		if code > 1<<l {
-			return errFormat("bad Huffman codes")
 		}
 		code <<= 1
 	}
