@@ -562,6 +562,7 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 	t0 := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, r.o.ToolTimeout)
 	res, err := r.reg.Call(cctx, name, args, offered...)
+	toolTimedOut := errors.Is(cctx.Err(), context.DeadlineExceeded)
 	cancel()
 	resolved, _ := r.reg.Resolve(name)
 	if resolved == "" {
@@ -575,8 +576,10 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 		case ctx.Err() != nil:
 			r.j.Write(entry)
 			return "", nil, ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded):
+		case toolTimedOut:
 			res = &tools.Result{Text: fmt.Sprintf("%s timed out after %s", resolved, r.o.ToolTimeout), IsError: true}
+		case errors.Is(err, context.DeadlineExceeded): // a wait inside the tool gave up
+			res = &tools.Result{Text: fmt.Sprintf("%s: %s", resolved, shortErr(err)), IsError: true}
 		case r.lost(err):
 			entry.Error = err.Error()
 			r.j.Write(entry)

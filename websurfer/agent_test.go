@@ -252,6 +252,18 @@ func TestRunBreakerWithholdsFailingTool(t *testing.T) {
 	f.fake.Check(t)
 }
 
+func TestRunToolTimeout(t *testing.T) {
+	f := newAgentFixture(t, "timeout.yaml")
+	steps, err := f.run(t, "Wait.", RunOptions{StartURL: f.site.URL, ToolTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := last(steps); end.EndReason != EndAnswered {
+		t.Fatalf("ended %q", end.EndReason)
+	}
+	f.fake.Check(t)
+}
+
 func TestRunSurvivesMalformedReplies(t *testing.T) {
 	f := newAgentFixture(t, "malformed.yaml")
 	steps, err := f.run(t, "Do something.", RunOptions{StartURL: f.site.URL, StallRepeats: 50})

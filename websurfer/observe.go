@@ -95,6 +95,10 @@ type frameRead struct {
 	snap *frameSnap
 }
 
+// shotPatience is how long a screenshot may take before it is asked for
+// again (within observeTimeout).
+const shotPatience = 5 * time.Second
+
 // observeTimeout bounds an observation: a page that renders no frame or
 // answers no command makes it fail rather than hang.
 const observeTimeout = 20 * time.Second
@@ -103,10 +107,27 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
 	defer cancel()
 	obs, err := s.observeOnce(ctx)
+	for attempt := 0; err != nil && betweenDocuments(err) && attempt < 3 && ctx.Err() == nil; attempt++ {
+		// The tab was swapping documents (a navigation committing):
+		// observe the new one once it is there.
+		s.log.Debug("observing between documents; again", "err", err)
+		t := s.tabs[s.active]
+		sleepCtx(ctx, 50*time.Millisecond)
+		ms := float64(2000)
+		_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+		obs, err = s.observeOnce(ctx)
+	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("observing the page: it did not answer within %s: %w", observeTimeout, err)
 	}
 	return obs, err
+}
+
+// betweenDocuments reports whether err means the tab had no active
+// document for a moment: a navigation was committing.
+func betweenDocuments(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Not attached to an active page") || strings.Contains(msg, "Inspected target navigated or closed")
 }
 
 func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
@@ -125,7 +146,14 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	shotc := make(chan shot, 1)
 	go func() {
 		t0 := time.Now()
-		raw, err := captureJPEG(ctx, t.sess, s.cfg.JPEGQuality)
+		// A capture asked for while the tab swaps documents may never be
+		// answered; a second one is.
+		sctx, cancel := context.WithTimeout(ctx, shotPatience)
+		raw, err := captureJPEG(sctx, t.sess, s.cfg.JPEGQuality)
+		cancel()
+		if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			raw, err = captureJPEG(ctx, t.sess, s.cfg.JPEGQuality)
+		}
 		if err != nil {
 			shotc <- shot{err: err}
 			return

@@ -97,9 +97,12 @@ type tab struct {
 	nav    atomic.Int64 // main-frame navigations so far
 	loaded atomic.Int64 // the value of nav when the load event last fired
 	loadAt atomic.Int64 // when it fired (Unix nanoseconds)
-	opener *tab
-	state  tabState
-	world  isolatedWorld
+	// rnav and rloaded are nav and loaded as the renderer reports them
+	// (see watchRenderer), ahead of Playwright's events.
+	rnav, rloaded atomic.Int64
+	opener        *tab
+	state         tabState
+	world         isolatedWorld
 
 	fmu    sync.Mutex
 	frames map[playwright.Frame]*oopif // out-of-process frames (nil value: in-process)

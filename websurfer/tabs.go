@@ -2,6 +2,7 @@ package websurfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -236,11 +238,12 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 	st.mu.Unlock()
 	cs := t.sess.s
 	id := func(ev map[string]any) string { s, _ := ev["requestId"].(string); return s }
+	var mainFrame atomic.Value // string: the main frame's id, the same for the tab's life
+	mainFrame.Store("")
 	cs.On("Network.requestWillBeSent", func(ev map[string]any) {
-		if ev["type"] == "Document" {
-			// Navigations: the main frame's are followed by load, and a
-			// frame's may end in another process, which reports it
-			// there (Playwright's events cover those).
+		if ev["type"] == "Document" && ev["frameId"] != mainFrame.Load() {
+			// A frame's navigation may end in another process, which
+			// reports it there (Playwright's events cover those).
 			return
 		}
 		now := time.Now()
@@ -262,9 +265,13 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 	}
 	cs.On("Network.loadingFinished", finished)
 	cs.On("Network.loadingFailed", finished)
-	cs.On("Page.loadEventFired", func(map[string]any) { t.loadAt.Store(time.Now().UnixNano()) })
+	cs.On("Page.loadEventFired", func(map[string]any) {
+		t.loadAt.Store(time.Now().UnixNano())
+		t.rloaded.Store(t.rnav.Load())
+	})
 	cs.On("Page.frameNavigated", func(ev map[string]any) {
 		if f, _ := ev["frame"].(map[string]any); f != nil && f["parentId"] == nil {
+			t.rnav.Add(1)
 			st.mu.Lock()
 			clear(st.rendered) // the old document's requests no longer matter
 			st.mu.Unlock()
@@ -275,12 +282,20 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 		s.opening++
 		s.evmu.Unlock()
 	})
-	for _, m := range []string{"Page.enable", "Network.enable"} {
-		if err := t.sess.Call(ctx, m, nil, nil); err != nil {
-			return err
-		}
+	if err := t.sess.Call(ctx, "Page.enable", nil, nil); err != nil {
+		return err
 	}
-	return nil
+	var tree page.GetFrameTreeResult
+	if err := t.sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
+		return err
+	}
+	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
+		return errors.New("the tab has no main frame")
+	}
+	mainFrame.Store(string(tree.FrameTree.Frame.ID))
+	// Only the events: no response bodies kept for this session, no
+	// request bodies in them.
+	return t.sess.Call(ctx, "Network.enable", map[string]any{"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 0}, nil)
 }
 
 // longRequest is how long a request may be in flight before waiting for

@@ -92,9 +92,10 @@ func (s *Surfer) hasPopups() bool {
 }
 
 // quietWindow is how long the tab's network must be idle to count as
-// quiet: shorter once its document has loaded.
+// quiet: shorter once its document has loaded, by both the renderer's
+// account and Playwright's (either may be the first to see a new one).
 func (t *tab) quietWindow() time.Duration {
-	if t.loaded.Load() == t.nav.Load() {
+	if t.loaded.Load() == t.nav.Load() && t.rloaded.Load() == t.rnav.Load() {
 		return loadQuiet
 	}
 	return netQuiet

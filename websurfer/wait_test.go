@@ -27,8 +27,9 @@ func TestSettleWaitsForScripts(t *testing.T) {
 	f.sites.Handle("/wait/data", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "count 42")
 	})
-	for i := range 3 {
-		res := f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/wait/page"))
+	// Alternating sites: the tab's main frame changes process too.
+	for i, origin := range []string{f.sites.A, f.sites.B, f.sites.A, f.sites.A} {
+		res := f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, origin+"/wait/page"))
 		if !strings.Contains(res.Text, "count 42") {
 			t.Fatalf("round %d: the fetched text is not in the observation:\n%s", i, res.Text)
 		}
