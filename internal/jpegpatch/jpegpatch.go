@@ -118,13 +118,19 @@ type bitReader struct {
 	acc    uint64
 	n      uint
 	marker byte // the marker the data ran into, 0 if none yet
+	past   int  // zero bytes fed in after the data ended
 }
+
+// overrun reports whether decoding has used bits beyond the data, the
+// zeros fill feeds in once the data ends: the data was cut short.
+func (r *bitReader) overrun() bool { return r.past*8 > int(r.n) }
 
 func (r *bitReader) fill() {
 	for r.n <= 56 {
 		var b byte
 		if r.marker != 0 || r.pos >= len(r.data) {
-			b = 0 // past the data: feed zeros; decoding checks marker
+			b = 0 // past the data: feed zeros; decoding checks overrun
+			r.past++
 		} else {
 			b = r.data[r.pos]
 			if b == 0xFF {
@@ -137,6 +143,7 @@ func (r *bitReader) fill() {
 						r.marker = 0xD9
 					}
 					b = 0
+					r.past++
 				}
 			} else {
 				r.pos++
@@ -198,7 +205,7 @@ func extend(v uint32, s uint) int32 {
 
 // restart skips an RSTn marker at a restart interval boundary.
 func (r *bitReader) restart() error {
-	r.acc, r.n = 0, 0
+	r.acc, r.n, r.past = 0, 0, 0
 	if r.marker == 0 {
 		// Find the marker: it follows the padding of the last byte.
 		for r.pos+1 < len(r.data) && !(r.data[r.pos] == 0xFF && r.data[r.pos+1] >= 0xD0 && r.data[r.pos+1] <= 0xD7) {
@@ -338,6 +345,10 @@ func Decode(data []byte) (*Image, error) {
 	}
 }
 
+// maxPixels bounds the images Decode takes: screenshots are far smaller,
+// and the coefficients of a larger one would take hundreds of megabytes.
+const maxPixels = 1 << 25
+
 func (m *Image) frame(seg []byte) error {
 	if len(seg) < 6 {
 		return errFormat("bad SOF")
@@ -350,6 +361,9 @@ func (m *Image) frame(seg []byte) error {
 	nc := int(seg[5])
 	if m.w == 0 || m.h == 0 || m.w > 16384 || m.h > 16384 {
 		return errFormat("bad size")
+	}
+	if m.w*m.h > maxPixels {
+		return ErrUnsupported
 	}
 	if nc != 1 && nc != 3 {
 		return ErrUnsupported
@@ -460,6 +474,9 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 			}
 		}
 		if r.marker != 0 && r.marker != 0xD9 && (r.marker < 0xD0 || r.marker > 0xD7) && mcu < total-1 {
+			return 0, errFormat("data ends early")
+		}
+		if r.overrun() {
 			return 0, errFormat("data ends early")
 		}
 	}

@@ -223,6 +223,8 @@ func TestUnsupportedAndBroken(t *testing.T) {
 		"not jpeg":  []byte("GIF89a..."),
 		"truncated": src[:len(src)/2],
 		"no eoi":    src[:len(src)-2],
+		// Scan data cut short but properly ended: not padded with zeros.
+		"short scan": append(append([]byte(nil), src[:len(src)/2]...), 0xFF, 0xD9),
 	} {
 		if _, err := Decode(b); err == nil {
 			t.Errorf("%s: Decode succeeded", name)
