@@ -99,6 +99,10 @@ type frameRead struct {
 // again (within observeTimeout).
 const shotPatience = 5 * time.Second
 
+// observePatience bounds one attempt at an observation; observeTimeout
+// bounds them all.
+const observePatience = 8 * time.Second
+
 // observeTimeout bounds an observation: a page that renders no frame or
 // answers no command makes it fail rather than hang.
 const observeTimeout = 20 * time.Second
@@ -106,16 +110,30 @@ const observeTimeout = 20 * time.Second
 func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
 	defer cancel()
-	obs, err := s.observeOnce(ctx)
-	for attempt := 0; err != nil && betweenDocuments(err) && attempt < 3 && ctx.Err() == nil; attempt++ {
-		// The tab was swapping documents (a navigation committing):
-		// observe the new one once it is there.
-		s.log.Debug("observing between documents; again", "err", err)
-		t := s.tabs[s.active]
-		sleepCtx(ctx, 50*time.Millisecond)
-		ms := float64(2000)
-		_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
-		obs, err = s.observeOnce(ctx)
+	once := func() (*Observation, error) {
+		actx, cancel := context.WithTimeout(ctx, observePatience)
+		defer cancel()
+		return s.observeOnce(actx)
+	}
+	obs, err := once()
+	for attempt := 0; err != nil && attempt < 3 && ctx.Err() == nil; attempt++ {
+		switch {
+		case betweenDocuments(err):
+			// The tab was swapping documents (a navigation
+			// committing): observe the new one once it is there.
+			s.log.Debug("observing between documents; again", "err", err)
+			t := s.tabs[s.active]
+			sleepCtx(ctx, 50*time.Millisecond)
+			ms := float64(2000)
+			_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+		case errors.Is(err, context.DeadlineExceeded):
+			// A request the browser dropped (one sent as the document
+			// changed) is not answered; asked again, it is.
+			s.log.Debug("observation unanswered; again", "err", err)
+		default:
+			return nil, err
+		}
+		obs, err = once()
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("observing the page: it did not answer within %s: %w", observeTimeout, err)
