@@ -86,8 +86,11 @@ type Surfer struct {
 	pending []Event // from Playwright's goroutines
 	popups  []playwright.Page
 	opening int // windows pages announced opening, not yet seen as popups
-	known   map[playwright.Page]bool
-	dlWG    sync.WaitGroup
+	// announced counts downloads the renderer announced that Playwright
+	// has not handed over yet; saving, those being saved.
+	announced, saving int
+	known             map[playwright.Page]bool
+	dlWG              sync.WaitGroup
 }
 
 // tab is one page of the session.
@@ -223,7 +226,7 @@ func (s *Surfer) ReplaceSession(ctx context.Context, sess *sandbox.Session) erro
 		go t.sess.Detach() // may block on a dead connection
 	}
 	s.evmu.Lock()
-	s.popups, s.opening = nil, 0
+	s.popups, s.opening, s.announced = nil, 0, 0
 	s.evmu.Unlock()
 	return s.attach(ctx, sess)
 }

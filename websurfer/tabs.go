@@ -147,6 +147,15 @@ func (s *Surfer) saveDownload(d playwright.Download) {
 	path := uniquePath(filepath.Join(dir, name))
 	s.dlWG.Add(1)
 	defer s.dlWG.Done()
+	s.evmu.Lock()
+	s.announced = max(s.announced-1, 0)
+	s.saving++
+	s.evmu.Unlock()
+	defer func() {
+		s.evmu.Lock()
+		s.saving--
+		s.evmu.Unlock()
+	}()
 	if err := d.SaveAs(path); err != nil {
 		s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("download %s failed: %v", q(name, 80), err), URL: d.URL()})
 		return
@@ -276,6 +285,11 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 			clear(st.rendered) // the old document's requests no longer matter
 			st.mu.Unlock()
 		}
+	})
+	cs.On("Page.downloadWillBegin", func(map[string]any) {
+		s.evmu.Lock()
+		s.announced++
+		s.evmu.Unlock()
 	})
 	cs.On("Page.windowOpen", func(map[string]any) {
 		s.evmu.Lock()

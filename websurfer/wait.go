@@ -30,7 +30,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	start := time.Now()
 	// Did anything start?
 	for time.Since(start) < settleStart {
-		if t.nav.Load() != before || !t.netIdle(0) || s.hasPopups() || s.windowOpening() {
+		if t.nav.Load() != before || !t.netIdle(0) || s.hasPopups() || s.windowOpening() || s.downloading() {
 			break
 		}
 		if !sleepCtx(ctx, pollEvery) {
@@ -65,6 +65,15 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 			break
 		}
 	}
+	// A download the action started is saved before the action reports.
+	for s.downloading() && time.Now().Before(quietBy) {
+		if !sleepCtx(ctx, pollEvery) {
+			break
+		}
+	}
+	s.evmu.Lock()
+	s.announced = 0 // one that never came is not waited for again
+	s.evmu.Unlock()
 	return t.nav.Load() != before || navigated
 }
 
@@ -83,6 +92,13 @@ func (s *Surfer) windowOpening() bool {
 	s.evmu.Lock()
 	defer s.evmu.Unlock()
 	return s.opening > 0
+}
+
+// downloading reports whether a download was announced or is being saved.
+func (s *Surfer) downloading() bool {
+	s.evmu.Lock()
+	defer s.evmu.Unlock()
+	return s.announced > 0 || s.saving > 0
 }
 
 func (s *Surfer) hasPopups() bool {
