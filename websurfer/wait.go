@@ -52,29 +52,26 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	// A page that announced a new window (a target=_blank link, a
 	// window.open) gets it: Playwright reports the popup later, the
 	// busier the machine the later.
-	for s.windowOpening() && time.Now().Before(quietBy) {
-		if !sleepCtx(ctx, pollEvery) {
-			break
-		}
-	}
+	waitWhile(ctx, quietBy, s.windowOpening)
 	s.evmu.Lock()
 	s.opening = 0 // one that never came is not waited for again
 	s.evmu.Unlock()
-	for time.Now().Before(quietBy) && !t.netIdle(t.quietWindow()) {
-		if !sleepCtx(ctx, pollEvery) {
-			break
-		}
-	}
+	waitWhile(ctx, quietBy, func() bool { return !t.netIdle(t.quietWindow()) })
 	// A download the action started is saved before the action reports.
-	for s.downloading() && time.Now().Before(quietBy) {
-		if !sleepCtx(ctx, pollEvery) {
-			break
-		}
-	}
+	waitWhile(ctx, quietBy, s.downloading)
 	s.evmu.Lock()
 	s.announced = 0 // one that never came is not waited for again
 	s.evmu.Unlock()
 	return t.nav.Load() != before || navigated
+}
+
+// waitWhile polls cond until it is false, ctx ends or by passes.
+func waitWhile(ctx context.Context, by time.Time, cond func() bool) {
+	for time.Now().Before(by) && cond() {
+		if !sleepCtx(ctx, pollEvery) {
+			return
+		}
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
