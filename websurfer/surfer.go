@@ -103,6 +103,7 @@ type tab struct {
 	// rnav and rloaded are nav and loaded as the renderer reports them
 	// (see watchRenderer), ahead of Playwright's events.
 	rnav, rloaded atomic.Int64
+	rparsed       atomic.Int64 // rnav when DOMContentLoaded last fired
 	opener        *tab
 	state         tabState
 	world         isolatedWorld

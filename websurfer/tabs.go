@@ -274,6 +274,7 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 	}
 	cs.On("Network.loadingFinished", finished)
 	cs.On("Network.loadingFailed", finished)
+	cs.On("Page.domContentEventFired", func(map[string]any) { t.rparsed.Store(t.rnav.Load()) })
 	cs.On("Page.loadEventFired", func(map[string]any) {
 		t.loadAt.Store(time.Now().UnixNano())
 		t.rloaded.Store(t.rnav.Load())
@@ -282,7 +283,8 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 		if f, _ := ev["frame"].(map[string]any); f != nil && f["parentId"] == nil {
 			t.rnav.Add(1)
 			st.mu.Lock()
-			clear(st.rendered) // the old document's requests no longer matter
+			st.lastNet = time.Now() // a commit is activity: quiet counts from it
+			clear(st.rendered)      // the old document's requests no longer matter
 			st.mu.Unlock()
 		}
 	})

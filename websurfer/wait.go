@@ -56,7 +56,9 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	s.evmu.Lock()
 	s.opening = 0 // one that never came is not waited for again
 	s.evmu.Unlock()
-	waitWhile(ctx, quietBy, func() bool { return !t.netIdle(t.quietWindow()) })
+	// Quiet, and no document committed but not yet parsed (an empty
+	// page to observe).
+	waitWhile(ctx, quietBy, func() bool { return t.rparsed.Load() != t.rnav.Load() || !t.netIdle(t.quietWindow()) })
 	// A download the action started is saved before the action reports.
 	waitWhile(ctx, quietBy, s.downloading)
 	s.evmu.Lock()
