@@ -69,6 +69,11 @@ func ParseHostRule(s string) (HostRule, error) {
 	if i := strings.Index(s, "://"); i >= 0 {
 		r.Schemes = []string{strings.ToLower(s[:i])}
 		s = s[i+3:]
+		switch r.Schemes[0] {
+		case "http", "https", "ws", "wss":
+		default:
+			return HostRule{}, fmt.Errorf("host pattern %q: scheme %q is not one of http, https, ws, wss", orig, r.Schemes[0])
+		}
 	}
 	// A bare CIDR block or IPv6 address.
 	if p, err := netip.ParsePrefix(s); err == nil {
