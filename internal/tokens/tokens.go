@@ -47,8 +47,9 @@ func Count(s string) int {
 // Truncate returns the longest prefix of s that holds at most max tokens, cut
 // at a token boundary and never inside a UTF-8 sequence. If s already fits it
 // is returned unchanged; max <= 0 gives "". When s must be cut and holds
-// invalid UTF-8, the cut is made in a copy where each invalid sequence is
-// replaced by U+FFFD, so the result is always valid UTF-8.
+// invalid UTF-8, the cut is made in a copy where each run of invalid bytes is
+// replaced by one U+FFFD, so the result is always valid UTF-8; that copy is
+// returned whole when it fits.
 func Truncate(s string, max int) string {
 	if max <= 0 {
 		return ""
@@ -58,6 +59,9 @@ func Truncate(s string, max int) string {
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
+		if Count(s) <= max {
+			return s
+		}
 	}
 	used, off := 0, 0
 	for rest := s; rest != ""; {

@@ -183,6 +183,13 @@ func checkTruncate(t *testing.T, s string, max int, got string) {
 		return
 	}
 	clean := strings.ToValidUTF8(s, "\uFFFD")
+	if Count(clean) <= max {
+		// Runs of invalid bytes became one U+FFFD each, and the copy fits.
+		if got != clean {
+			t.Fatalf("Truncate(%.30q, %d) = %.30q, want the whole valid copy %.30q", s, max, got, clean)
+		}
+		return
+	}
 	if !strings.HasPrefix(clean, got) {
 		t.Fatalf("Truncate(%.30q, %d) = %.30q, not a prefix", s, max, got)
 	}
