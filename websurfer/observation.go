@@ -152,10 +152,14 @@ type Event struct {
 	URL     string `json:"url,omitempty"`
 }
 
-// Timing is how long an observation's phases took.
+// Timing is how long an observation's phases took. The screenshot is
+// taken (Screenshot) and decoded for drawing (Decode) while the page is
+// read (Snapshot, AX, Parse, Text); Image is drawing and encoding the
+// set-of-mark image once both are done.
 type Timing struct {
 	Total      time.Duration `json:"total"`
 	Screenshot time.Duration `json:"screenshot"`
+	Decode     time.Duration `json:"decode"`
 	Snapshot   time.Duration `json:"snapshot"`
 	AX         time.Duration `json:"ax"`
 	Image      time.Duration `json:"image"`

@@ -159,7 +159,8 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		raw []byte
 		jp  *jpegpatch.Image // the screenshot as DCT coefficients, nil if it cannot be patched
 		err error
-		dur time.Duration
+		dur time.Duration // capture
+		dec time.Duration // decode
 	}
 	shotc := make(chan shot, 1)
 	go func() {
@@ -176,11 +177,12 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 			shotc <- shot{err: err}
 			return
 		}
-		sh := shot{raw: raw}
+		sh := shot{raw: raw, dur: time.Since(t0)}
 		if !s.cfg.Marks.Grayscale {
+			t1 := time.Now()
 			sh.jp, _ = jpegpatch.Decode(raw) // a JPEG it cannot patch is drawn the slow way
+			sh.dec = time.Since(t1)
 		}
-		sh.dur = time.Since(t0)
 		shotc <- sh
 	}()
 
@@ -280,6 +282,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		w, h    int
 		raw     []byte
 		shotDur time.Duration
+		decDur  time.Duration
 		drawDur time.Duration
 		err     error
 	}
@@ -292,7 +295,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		}
 		t0 := time.Now()
 		data, w, h, err := s.drawMarks(sh.raw, sh.jp, marksOf(pre), texts, viewport)
-		imgc <- drawn{data: data, w: w, h: h, raw: sh.raw, shotDur: sh.dur, drawDur: time.Since(t0), err: err}
+		imgc <- drawn{data: data, w: w, h: h, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
 	}()
 
 	// Chromium's accessibility tree, for the elements surf may list.
@@ -333,6 +336,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		return nil, d.err
 	}
 	obs.Timing.Screenshot = d.shotDur
+	obs.Timing.Decode = d.decDur
 	obs.Timing.Image = d.drawDur
 	var final []*candidate
 	for id := 1; ; id++ {

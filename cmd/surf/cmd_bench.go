@@ -117,7 +117,7 @@ Example:
 					}
 					o = msSince(t0)
 					pageTokens = max(pageTokens, obs.Tokens)
-					for k, d := range map[string]time.Duration{"screenshot+decode": obs.Timing.Screenshot, "snapshot": obs.Timing.Snapshot, "ax": obs.Timing.AX, "draw+encode": obs.Timing.Image} {
+					for k, d := range map[string]time.Duration{"screenshot": obs.Timing.Screenshot, "decode": obs.Timing.Decode, "snapshot": obs.Timing.Snapshot, "ax": obs.Timing.AX, "draw+encode": obs.Timing.Image} {
 						phase[k] = append(phase[k], float64(d.Microseconds())/1000)
 					}
 					return nil
@@ -163,7 +163,7 @@ Example:
 			Rounds: *rounds,
 		}
 		if *phases {
-			for _, k := range []string{"screenshot+decode", "snapshot", "ax", "draw+encode"} {
+			for _, k := range []string{"screenshot", "decode", "snapshot", "ax", "draw+encode"} {
 				fmt.Fprintf(cli.Stderr, "phase %-18s p50 %6.1f ms  p90 %6.1f ms\n", k, pct(phase[k], 50), pct(phase[k], 90))
 			}
 		}
