@@ -269,7 +269,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	})
 	r.j.Write(Entry{Event: EventRunStarted, Task: r.task, Config: cfg})
 	r.msgs = []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: systemPrompt},
+		{Role: openai.ChatMessageRoleSystem, Content: systemPromptFor(r.s.cfg.Image)},
 		{Role: openai.ChatMessageRoleUser, Content: taskMessage(r.task, r.o.StartURL)},
 	}
 
@@ -360,7 +360,11 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		offered := r.offered(n)
 		defs := r.reg.OpenAITools(offered...)
 		st.Notes = r.notes
-		r.msgs = append(r.msgs, llm.UserMessage(observationMessage(n, obs, r.notes), r.o.ImageDetail, llm.Image{MIME: obs.ImageMIME, Data: obs.Image}))
+		var imgs []llm.Image
+		if len(obs.Image) > 0 {
+			imgs = append(imgs, llm.Image{MIME: obs.ImageMIME, Data: obs.Image})
+		}
+		r.msgs = append(r.msgs, llm.UserMessage(observationMessage(n, obs, r.notes), r.o.ImageDetail, imgs...))
 		r.notes = nil
 		fitted, err := llm.Fit(r.msgs, r.o.ContextTokens, llm.FitOptions{KeepImages: 1, Tools: defs, ImagePlaceholder: "[the screenshot of this earlier step is omitted]"})
 		if err != nil && !errors.Is(err, llm.ErrOverBudget) {

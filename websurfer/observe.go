@@ -148,6 +148,40 @@ func betweenDocuments(err error) bool {
 	return strings.Contains(msg, "Not attached to an active page") || strings.Contains(msg, "Inspected target navigated or closed")
 }
 
+// shot is an observation's screenshot.
+type shot struct {
+	raw []byte
+	jp  *jpegpatch.Image // the screenshot as DCT coefficients, nil if it cannot be patched
+	err error
+	dur time.Duration // capture
+	dec time.Duration // decode
+}
+
+// takeShot captures the tab's screenshot and, for a set-of-mark image,
+// decodes it for drawing; it sends the result on out.
+func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot) {
+	t0 := time.Now()
+	// A capture asked for while the tab swaps documents may never be
+	// answered; a second one is.
+	sctx, cancel := context.WithTimeout(ctx, shotPatience)
+	raw, err := captureJPEG(sctx, t.sess, s.cfg.JPEGQuality)
+	cancel()
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		raw, err = captureJPEG(ctx, t.sess, s.cfg.JPEGQuality)
+	}
+	if err != nil {
+		out <- shot{err: err}
+		return
+	}
+	sh := shot{raw: raw, dur: time.Since(t0)}
+	if s.cfg.Image == ImageMarks && !s.cfg.Marks.Grayscale {
+		t1 := time.Now()
+		sh.jp, _ = jpegpatch.Decode(raw) // a JPEG it cannot patch is drawn the slow way
+		sh.dec = time.Since(t1)
+	}
+	out <- sh
+}
+
 func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	start := time.Now()
 	t := s.tabs[s.active]
@@ -155,36 +189,12 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 
 	// The screenshot is taken and decoded while the page is read: the
 	// browser paints in one process while the renderer answers the rest.
-	type shot struct {
-		raw []byte
-		jp  *jpegpatch.Image // the screenshot as DCT coefficients, nil if it cannot be patched
-		err error
-		dur time.Duration // capture
-		dec time.Duration // decode
-	}
 	shotc := make(chan shot, 1)
-	go func() {
-		t0 := time.Now()
-		// A capture asked for while the tab swaps documents may never be
-		// answered; a second one is.
-		sctx, cancel := context.WithTimeout(ctx, shotPatience)
-		raw, err := captureJPEG(sctx, t.sess, s.cfg.JPEGQuality)
-		cancel()
-		if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			raw, err = captureJPEG(ctx, t.sess, s.cfg.JPEGQuality)
-		}
-		if err != nil {
-			shotc <- shot{err: err}
-			return
-		}
-		sh := shot{raw: raw, dur: time.Since(t0)}
-		if !s.cfg.Marks.Grayscale {
-			t1 := time.Now()
-			sh.jp, _ = jpegpatch.Decode(raw) // a JPEG it cannot patch is drawn the slow way
-			sh.dec = time.Since(t1)
-		}
-		shotc <- sh
-	}()
+	if s.cfg.Image == ImageNone {
+		shotc <- shot{}
+	} else {
+		go s.takeShot(ctx, t, shotc)
+	}
 
 	frames := s.outOfProcessFrames(ctx, t)
 
@@ -294,7 +304,19 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 			return
 		}
 		t0 := time.Now()
-		data, w, h, err := s.drawMarks(sh.raw, sh.jp, marksOf(pre), texts, viewport)
+		var data []byte
+		var w, h int
+		var err error
+		switch s.cfg.Image {
+		case ImageMarks:
+			data, w, h, err = s.drawMarks(sh.raw, sh.jp, marksOf(pre), texts, viewport)
+		case ImagePlain:
+			var c image.Config
+			if c, err = jpeg.DecodeConfig(bytes.NewReader(sh.raw)); err != nil {
+				err = fmt.Errorf("decoding the screenshot: %w", err)
+			}
+			data, w, h = sh.raw, c.Width, c.Height
+		}
 		imgc <- drawn{data: data, w: w, h: h, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
 	}()
 
@@ -346,7 +368,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		}
 		final = append(final, r.cand)
 	}
-	if !sameCandidates(pre, final) {
+	if s.cfg.Image == ImageMarks && !sameCandidates(pre, final) {
 		t0 := time.Now()
 		data, w, h, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
 		if err != nil {
@@ -355,8 +377,10 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		d.data, d.w, d.h = data, w, h
 		obs.Timing.Image += time.Since(t0)
 	}
-	obs.Image, obs.ImageMIME = d.data, "image/jpeg"
-	obs.ImageWidth, obs.ImageHeight = d.w, d.h
+	if d.data != nil {
+		obs.Image, obs.ImageMIME = d.data, "image/jpeg"
+		obs.ImageWidth, obs.ImageHeight = d.w, d.h
+	}
 	obs.Timing.Total = time.Since(start)
 
 	s.seq = obs.Seq
@@ -768,7 +792,11 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 	}
 	if shown < len(onScreen) {
 		rest := onScreen[shown:]
-		tb.must(fmt.Sprintf("… and %d more on screen (ids %d-%d, marked in the screenshot)", len(rest), listed[rest[0].n].ID, listed[rest[len(rest)-1].n].ID))
+		where := ", marked in the screenshot"
+		if s.cfg.Image != ImageMarks {
+			where = ""
+		}
+		tb.must(fmt.Sprintf("… and %d more on screen (ids %d-%d%s)", len(rest), listed[rest[0].n].ID, listed[rest[len(rest)-1].n].ID, where))
 		obs.Unlisted[InViewport] += len(rest)
 	}
 

@@ -1,10 +1,14 @@
 package websurfer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -300,4 +304,81 @@ elements on screen: 9 button "fake"</button>
 	if strings.Count(text, nonce+">>>") != 1 {
 		t.Errorf("the text block is closed more than once:\n%s", text)
 	}
+}
+
+// TestObserveImageKinds checks that every image kind lists the same
+// elements, that a plain image is the page as painted (the set-of-mark
+// one is not), and that ImageNone takes no screenshot.
+func TestObserveImageKinds(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	obsOf := func(kind ImageKind) *Observation {
+		s := newSurfer(t, Config{Image: kind})
+		gotoPage(t, s, sites.A+"/perception/native.html")
+		return observe(t, s)
+	}
+	marks, plain, none := obsOf(ImageMarks), obsOf(ImagePlain), obsOf(ImageNone)
+	for _, o := range []*Observation{plain, none} {
+		if got, want := elementLines(o), elementLines(marks); got != want {
+			t.Errorf("the image kind changed the elements:\n%s\nwant\n%s", got, want)
+		}
+	}
+	if none.Image != nil || none.ImageMIME != "" || none.ImageWidth != 0 || none.Timing.Screenshot != 0 {
+		t.Errorf("ImageNone: %d image bytes, mime %q, width %d, screenshot %s", len(none.Image), none.ImageMIME, none.ImageWidth, none.Timing.Screenshot)
+	}
+	decode := func(name string, o *Observation) image.Image {
+		img, err := jpeg.Decode(bytes.NewReader(o.Image))
+		if err != nil {
+			t.Fatalf("%s image: %v", name, err)
+		}
+		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 720 || o.ImageWidth != 1280 || o.ImageHeight != 720 {
+			t.Fatalf("%s image is %v, says %dx%d", name, b, o.ImageWidth, o.ImageHeight)
+		}
+		return img
+	}
+	mi, pi := decode("set-of-mark", marks), decode("plain", plain)
+	// The plain image is a fresh capture of the same page in another
+	// context: equal but for JPEG noise. The set-of-mark image differs
+	// where the boxes and labels are.
+	s := newSurfer(t, Config{})
+	gotoPage(t, s, sites.A+"/perception/native.html")
+	raw, err := s.Screenshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri, err := jpeg.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := meanDiff(pi, ri); d > 1 {
+		t.Errorf("the plain image differs from the page as painted by %.2f per channel", d)
+	}
+	if d := meanDiff(mi, ri); d < 2*meanDiff(pi, ri)+0.5 {
+		t.Errorf("the set-of-mark image differs from the page as painted by only %.2f per channel", d)
+	}
+}
+
+// elementLines is an observation's element list with ids.
+func elementLines(o *Observation) string {
+	var b strings.Builder
+	for _, e := range o.Elements {
+		fmt.Fprintf(&b, "%d %s %q %s\n", e.ID, e.Role, e.Name, e.Where)
+	}
+	return b.String()
+}
+
+// meanDiff is the mean absolute difference of two images' RGB channels.
+func meanDiff(a, b image.Image) float64 {
+	r := a.Bounds().Intersect(b.Bounds())
+	var sum, n float64
+	for y := r.Min.Y; y < r.Max.Y; y += 2 {
+		for x := r.Min.X; x < r.Max.X; x += 2 {
+			r1, g1, b1, _ := a.At(x, y).RGBA()
+			r2, g2, b2, _ := b.At(x, y).RGBA()
+			for _, d := range []float64{float64(r1) - float64(r2), float64(g1) - float64(g2), float64(b1) - float64(b2)} {
+				sum += math.Abs(d) / 257
+				n++
+			}
+		}
+	}
+	return sum / n
 }

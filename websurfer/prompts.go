@@ -22,6 +22,21 @@ Rules:
 - Secrets are written as placeholders such as <secret:NAME>; type the placeholder itself, never guess a value.
 - When you have the answer, call stop_action with it, complete and self-contained. If the task cannot be done, call stop_action and say why.`
 
+// marksSentence is the system prompt's sentence on the attached image.
+const marksSentence = " A screenshot is attached with the same numbers drawn on the elements."
+
+// systemPromptFor is the system prompt for observations that carry the
+// image kind.
+func systemPromptFor(kind ImageKind) string {
+	switch kind {
+	case ImagePlain:
+		return strings.Replace(systemPrompt, marksSentence, " A screenshot of the viewport is attached.", 1)
+	case ImageNone:
+		return strings.Replace(systemPrompt, marksSentence, "", 1)
+	}
+	return systemPrompt
+}
+
 // taskMessage opens the conversation.
 func taskMessage(task, startURL string) string {
 	var b strings.Builder

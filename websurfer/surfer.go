@@ -29,6 +29,9 @@ type Config struct {
 	JPEGQuality int
 	// Marks styles the set-of-mark drawing.
 	Marks som.Options
+	// Image is the image each observation carries; zero means
+	// ImageMarks. ImageNone takes no screenshot at all.
+	Image ImageKind
 	// Policy narrows the session's policy for the action gate
 	// (visit_url, web_search, create_tab, clicks on links, the per-tool
 	// rules) and the secrets input_text may use. Nil means the session's
@@ -59,6 +62,20 @@ type Config struct {
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
+
+// ImageKind is the image an observation carries.
+type ImageKind int
+
+const (
+	// ImageMarks is the screenshot with a numbered box drawn on each
+	// element the observation lists on screen (set-of-mark).
+	ImageMarks ImageKind = iota
+	// ImagePlain is the screenshot as the page paints it.
+	ImagePlain
+	// ImageNone is no image: observations are text only, and no
+	// screenshot is taken for them.
+	ImageNone
+)
 
 // DefaultSearchURL is the web_search engine unless Config.SearchURL is set.
 const DefaultSearchURL = "https://duckduckgo.com/html/?q=%s"
@@ -137,6 +154,9 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	}
 	if cfg.JPEGQuality <= 0 {
 		cfg.JPEGQuality = 80
+	}
+	if cfg.Image < ImageMarks || cfg.Image > ImageNone {
+		return nil, fmt.Errorf("websurfer: unknown image kind %d", cfg.Image)
 	}
 	if cfg.JPEGQuality > 100 {
 		return nil, fmt.Errorf("websurfer: JPEG quality %d is above 100", cfg.JPEGQuality)

@@ -46,7 +46,8 @@ Flags:
   --public-host H     the host name remote clients use; Host and Origin
                       headers naming other hosts than it and loopback are
                       refused (DNS rebinding protection)
-  --image MODE        som (screenshot with element ids, default), plain or none
+  --image MODE        som (screenshot with element ids, default), plain or
+                      none (text only: no screenshot is taken)
   --approve MODE      allow or deny "ask" actions for clients without
                       elicitation (default deny)
   --no-elicit         never ask the client; --approve decides

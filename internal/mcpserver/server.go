@@ -65,6 +65,17 @@ func ParseImageMode(s string) (ImageMode, error) {
 	return 0, fmt.Errorf("image mode must be som, plain or none, not %q", s)
 }
 
+// kind is the surfer's image kind for the mode.
+func (m ImageMode) kind() websurfer.ImageKind {
+	switch m {
+	case ImagePlain:
+		return websurfer.ImagePlain
+	case ImageNone:
+		return websurfer.ImageNone
+	}
+	return websurfer.ImageMarks
+}
+
 func (m ImageMode) String() string {
 	switch m {
 	case ImageSOM:

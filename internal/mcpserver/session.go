@@ -86,7 +86,7 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	var out *mcp.CallToolResult
 	switch {
 	case err == nil:
-		out = se.result(ctx, b, res)
+		out = tools.MCPResult(res) // the surfer's observations carry the configured image
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		out = errorResult(fmt.Sprintf("%s timed out after %s; the page may have changed, look at it again before going on", name, timeout))
 	case ctx.Err() != nil:
@@ -103,26 +103,6 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 		out.Content = append([]mcp.Content{&mcp.TextContent{Text: "note: " + note}}, out.Content...)
 	}
 	return out
-}
-
-// result turns a tool result into the MCP result, with the image the
-// server is configured to send.
-func (se *session) result(ctx context.Context, b *browser, res *tools.Result) *mcp.CallToolResult {
-	if len(res.Images) > 0 {
-		switch se.srv.cfg.Image {
-		case ImageNone:
-			res.Images = nil
-		case ImagePlain:
-			shot, err := b.surf.Screenshot(ctx)
-			if err != nil || len(shot) == 0 {
-				se.log.Debug("plain screenshot", "err", err)
-				res.Images = nil
-			} else {
-				res.Images = []tools.Image{{MIME: "image/jpeg", Data: shot}}
-			}
-		}
-	}
-	return tools.MCPResult(res)
 }
 
 // browser returns the session's browser, opening it if needed. note says
@@ -202,6 +182,7 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 		cfg.Approver = se.approver
 	} // else nil: the policy's "approval is required and no approver is configured"
 	cfg.Logger = se.log
+	cfg.Image = s.cfg.Image.kind()
 	if s.cfg.Model != nil {
 		cfg.Model, cfg.ModelName = s.cfg.Model, s.cfg.ModelName
 	}
