@@ -763,7 +763,7 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 	for _, l := range obs.Blocked.lines() {
 		tb.must(l)
 	}
-	obs.Notes = append(notes, canvasNotes(snaps, viewport)...)
+	obs.Notes = append(notes, canvasNotes(snaps, viewport, s.cfg.Image != ImageNone)...)
 	for _, n := range obs.Notes {
 		tb.must("note: " + n)
 	}
@@ -1227,8 +1227,13 @@ func max64(a, b float64) float64 {
 }
 
 // canvasNotes says plainly what surf cannot read: canvas pixels and
-// plugin content on screen.
-func canvasNotes(snaps []*frameSnap, viewport rect) []string {
+// plugin content on screen; shot says whether the observation has a
+// screenshot to point to.
+func canvasNotes(snaps []*frameSnap, viewport rect, shot bool) []string {
+	see := "; see the screenshot"
+	if !shot {
+		see = ""
+	}
 	var out []string
 	for _, fs := range snaps {
 		for _, d := range fs.snap.docs {
@@ -1251,8 +1256,8 @@ func canvasNotes(snaps []*frameSnap, viewport rect) []string {
 				if label != "" {
 					name = " " + q(label, 40)
 				}
-				out = append(out, fmt.Sprintf("%s%s at (%d,%d) %dx%d: its content is pixels only, surf cannot read it; see the screenshot",
-					what, name, int(n.box.X), int(n.box.Y), int(n.box.W), int(n.box.H)))
+				out = append(out, fmt.Sprintf("%s%s at (%d,%d) %dx%d: its content is pixels only, surf cannot read it%s",
+					what, name, int(n.box.X), int(n.box.Y), int(n.box.W), int(n.box.H), see))
 				if len(out) >= 5 {
 					return out
 				}

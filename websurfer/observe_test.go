@@ -325,6 +325,12 @@ func TestObserveImageKinds(t *testing.T) {
 	if none.Image != nil || none.ImageMIME != "" || none.ImageWidth != 0 || none.Timing.Screenshot != 0 {
 		t.Errorf("ImageNone: %d image bytes, mime %q, width %d, screenshot %s", len(none.Image), none.ImageMIME, none.ImageWidth, none.Timing.Screenshot)
 	}
+	// Text only: nothing points the model to a screenshot it does not get.
+	s := newSurfer(t, Config{Image: ImageNone})
+	gotoPage(t, s, sites.A+"/perception/shadow.html")
+	if txt := observe(t, s).Text(); !strings.Contains(txt, "pixels only") || strings.Contains(txt, "screenshot") {
+		t.Errorf("ImageNone observation of a canvas:\n%s", txt)
+	}
 	decode := func(name string, o *Observation) image.Image {
 		img, err := jpeg.Decode(bytes.NewReader(o.Image))
 		if err != nil {
@@ -339,7 +345,7 @@ func TestObserveImageKinds(t *testing.T) {
 	// The plain image is a fresh capture of the same page in another
 	// context: equal but for JPEG noise. The set-of-mark image differs
 	// where the boxes and labels are.
-	s := newSurfer(t, Config{})
+	s = newSurfer(t, Config{})
 	gotoPage(t, s, sites.A+"/perception/native.html")
 	raw, err := s.Screenshot(context.Background())
 	if err != nil {
