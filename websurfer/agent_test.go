@@ -522,3 +522,18 @@ func TestHelperRunForever(t *testing.T) {
 		fmt.Printf("step %d\n", st.N)
 	}
 }
+
+// TestSystemPromptForImageKinds checks that the system prompt describes
+// the image each kind attaches, and is unchanged for set-of-mark (recorded
+// model replies are matched against it).
+func TestSystemPromptForImageKinds(t *testing.T) {
+	if systemPromptFor(ImageMarks) != systemPrompt || !strings.Contains(systemPrompt, marksSentence) {
+		t.Fatal("the set-of-mark prompt changed, or no longer holds the sentence on the image")
+	}
+	if p := systemPromptFor(ImagePlain); strings.Contains(p, "numbers drawn") || !strings.Contains(p, "A screenshot of the viewport is attached.") {
+		t.Errorf("plain prompt: %q", p)
+	}
+	if p := systemPromptFor(ImageNone); strings.Contains(p, "screenshot") {
+		t.Errorf("text-only prompt mentions a screenshot: %q", p)
+	}
+}
