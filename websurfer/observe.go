@@ -285,7 +285,10 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	// accessibility tree then hides one of them, the image is redrawn so
 	// the numbers always match the text.
 	pre := onScreen(cands)
-	texts := textBoxes(snaps, viewport, 3000)
+	var texts []som.Rect // for the tags to avoid
+	if s.cfg.Image == ImageMarks {
+		texts = textBoxes(snaps, viewport, 3000)
+	}
 	obs.texts = texts
 	type drawn struct {
 		data    []byte

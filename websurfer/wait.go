@@ -29,13 +29,11 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	deadline := time.Now().Add(s.cfg.ActionTimeout)
 	start := time.Now()
 	// Did anything start?
-	for time.Since(start) < settleStart {
-		if t.nav.Load() != before || !t.netIdle(0) || s.hasPopups() || s.windowOpening() || s.downloading() {
-			break
-		}
-		if !sleepCtx(ctx, pollEvery) {
-			return t.nav.Load() != before
-		}
+	waitWhile(ctx, start.Add(settleStart), func() bool {
+		return t.nav.Load() == before && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading()
+	})
+	if ctx.Err() != nil {
+		return t.nav.Load() != before
 	}
 	navigated := t.nav.Load() != before
 	if navigated {
