@@ -124,6 +124,23 @@
 // reads of the home directory through file: URLs (which the request gate
 // also denies) and writes outside the browser's own directories.
 //
+// # The DevTools relay
+//
+// Playwright drives a local Chromium over a pipe (--remote-debugging-pipe)
+// through its node driver, which parses every reply and encodes it again
+// for the Go client. For the observation's large replies (a DOM snapshot
+// of megabytes, a screenshot) that relay cost more than the commands. So
+// the launcher, on Linux, makes a second pipe pair for the browser and
+// passes the driver's pipe ends and the new pair's far ends to surf's
+// process over a Unix socket in a fresh private directory, with a one-time
+// token, before it execs the browser. surf relays between the two (package
+// internal/cdpmux): the driver's traffic passes unchanged, and
+// Session.DevTools opens surf's own sessions on the same pipe, whose
+// replies come straight back as raw JSON. No port is opened and nothing
+// new is reachable from the browser or the machine; if the hand-over
+// fails, the launch fails. Remote browsers have no relay: Session.DevTools
+// returns ErrNoDevTools and surf reads them through Playwright.
+//
 // # Recordings
 //
 // A session can record what it loads, and a later session can replay it

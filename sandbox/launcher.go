@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +40,10 @@ type launchSpec struct {
 	// Prefs, when set, is written as the profile's Default/Preferences
 	// before the browser starts (Playwright hands over an empty profile).
 	Prefs map[string]any `json:"prefs,omitempty"`
+	// Relay, when set, is the Unix socket the launcher hands the DevTools
+	// pipe's ends to (see relay_linux.go), with RelayToken.
+	Relay      string `json:"relay,omitempty"`
+	RelayToken string `json:"relay_token,omitempty"`
 }
 
 // launchRecord is what the launcher writes to the pid file.
@@ -86,6 +91,12 @@ func launch(specJSON string, args []string) int {
 	if err := os.Rename(tmp, spec.PIDFile); err != nil {
 		fmt.Fprintf(os.Stderr, "surf launcher: writing pid file: %v\n", err)
 		return 127
+	}
+	if spec.Relay != "" && slices.Contains(args, "--remote-debugging-pipe") {
+		if err := handOverPipe(spec.Relay, spec.RelayToken); err != nil {
+			fmt.Fprintf(os.Stderr, "surf launcher: %v\n", err)
+			return 127
+		}
 	}
 	var argv []string
 	if spec.Bwrap != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/internal/cdpmux"
 	"github.com/surfkit/surf/policy"
 )
 
@@ -148,6 +149,7 @@ type Sandbox struct {
 	rec     launchRecord
 	pol     *policy.Policy
 	proxy   *egressProxy // the launch-level proxy (local browsers)
+	relay   *cdpmux.Mux  // surf's side of a local browser's DevTools pipe
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -443,6 +445,14 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 		}
 		args = append(args, egressArgs(strings.Trim(s.cfg.ProxyAdvertise, "[]"), s.proxy.Port())...)
 	}
+	var rl *relayListener
+	if relaySupported {
+		if rl, err = listenRelay(); err != nil {
+			return err
+		}
+		defer rl.close()
+		ls.Relay, ls.RelayToken = rl.path, rl.token
+	}
 	spec, err := jsonString(ls)
 	if err != nil {
 		return err
@@ -464,6 +474,17 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	}
 	headless := !s.cfg.Headful
 	no := false
+	type relayed struct {
+		m   *cdpmux.Mux
+		err error
+	}
+	relayc := make(chan relayed, 1)
+	if rl != nil {
+		go func() {
+			m, err := rl.accept(time.Now().Add(time.Duration(timeout)*time.Millisecond), s.log)
+			relayc <- relayed{m, err}
+		}()
+	}
 	s.browser, err = s.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
 		ExecutablePath:  &self,
 		Args:            args,
@@ -478,6 +499,16 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	})
 	if rec, rerr := readLaunchRecord(pidfile); rerr == nil {
 		s.rec = rec
+	}
+	if rl != nil {
+		if err != nil {
+			rl.close() // ends the accept
+		}
+		r := <-relayc
+		s.relay = r.m
+		if err == nil && r.err != nil {
+			return r.err
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("launching chromium %s: %w", chromium, cleanPlaywrightError(err))
@@ -564,6 +595,9 @@ func (s *Sandbox) teardown() error {
 		if err := within(10*time.Second, func() error { return s.browser.Close() }); err != nil {
 			s.log.Debug("closing the browser", "err", err)
 		}
+	}
+	if s.relay != nil {
+		s.relay.Close()
 	}
 	if s.pw != nil {
 		if err := within(10*time.Second, s.pw.Stop); err != nil {

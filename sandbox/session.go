@@ -504,3 +504,39 @@ func jsonString(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
+
+// ErrNoDevTools is returned by Session.DevTools for a remote browser, whose
+// DevTools connection surf does not hold.
+var ErrNoDevTools = errors.New("sandbox: no direct DevTools channel (remote browser)")
+
+// DevToolsSession is a DevTools session of surf's own. Call returns a
+// command's result as raw JSON.
+type DevToolsSession interface {
+	Call(ctx context.Context, method string, params any) ([]byte, error)
+}
+
+// DevTools opens a DevTools session of surf's own on the target cs is
+// attached to: one of this session's pages or frames. It runs on the local
+// browser's DevTools pipe, which the sandbox holds (see package cdpmux), so
+// its replies skip the Playwright driver's relay: for a DOM snapshot or a
+// screenshot that relay costs more than the command. It returns
+// ErrNoDevTools for a remote browser.
+func (s *Session) DevTools(ctx context.Context, cs playwright.CDPSession) (DevToolsSession, error) {
+	if s.sb.relay == nil {
+		return nil, ErrNoDevTools
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := cs.Send("Target.getTargetInfo", nil)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: finding the target: %w", err)
+	}
+	m, _ := r.(map[string]any)
+	info, _ := m["targetInfo"].(map[string]any)
+	id, _ := info["targetId"].(string)
+	if id == "" {
+		return nil, errors.New("sandbox: finding the target: no target id")
+	}
+	return s.sb.relay.Attach(ctx, id)
+}

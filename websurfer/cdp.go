@@ -10,13 +10,21 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/internal/cdpmux"
+	"github.com/surfkit/surf/sandbox"
 )
 
 // cdpSession adapts a Playwright CDP session to cdproto's cdp.Session, so
 // surf speaks typed CDP (cdp.Call with the generated commands) over the
-// connection Playwright already has: local and remote browsers alike.
+// connection Playwright already has: local and remote browsers alike. With
+// a local browser the observation's reads take surf's own session on the
+// same target instead (direct), skipping the driver's relay.
 type cdpSession struct {
 	s playwright.CDPSession
+	// direct, when set, is surf's own session on the same target over the
+	// local browser's DevTools pipe (sandbox.Session.DevTools); the
+	// observation's read-only commands go there (see directMethods).
+	direct sandbox.DevToolsSession
 
 	mu     sync.Mutex
 	subs   map[string][]chan jsonv2.Value
@@ -30,11 +38,24 @@ func newCDPSession(s playwright.CDPSession) *cdpSession {
 	return &cdpSession{s: s, subs: map[string][]chan jsonv2.Value{}, hooked: map[string]bool{}}
 }
 
+// directMethods are the commands sent on the direct session when there is
+// one: they read the page without changing any session's state, and their
+// results are the large ones.
+var directMethods = map[string]bool{
+	"Page.captureScreenshot":         true,
+	"DOMSnapshot.captureSnapshot":    true,
+	"Page.getLayoutMetrics":          true,
+	"Accessibility.getPartialAXTree": true,
+}
+
 // Call sends a command and decodes its result. Playwright calls cannot be
 // interrupted; ctx is checked before the call and its error wins after it.
 func (c *cdpSession) Call(ctx context.Context, method string, params, result any) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if c.direct != nil && directMethods[method] {
+		return c.callDirect(ctx, method, params, result)
 	}
 	var m map[string]any
 	if params != nil {
@@ -91,6 +112,39 @@ func (c *cdpSession) Call(ctx context.Context, method string, params, result any
 		return fmt.Errorf("decoding %s: %w", method, err)
 	}
 	return nil
+}
+
+// callDirect is Call on the direct session.
+func (c *cdpSession) callDirect(ctx context.Context, method string, params, result any) error {
+	raw, err := c.direct.Call(ctx, method, params)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("%s: %w", method, ctxErr)
+		}
+		var ce *cdpmux.Error
+		if errors.As(err, &ce) {
+			return &cdpError{method: method, err: errors.New(ce.Message)}
+		}
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	if d, ok := result.(rawDecoder); ok {
+		err = d.decodeRaw(raw)
+	} else {
+		err = jsonv2.Unmarshal(raw, result)
+	}
+	if err != nil {
+		return fmt.Errorf("decoding %s: %w", method, err)
+	}
+	return nil
+}
+
+// rawDecoder is a result that decodes itself from the raw JSON of a
+// direct session's reply.
+type rawDecoder interface {
+	decodeRaw(b []byte) error
 }
 
 // anyDecoder is a result that decodes itself from the value Playwright
@@ -184,7 +238,7 @@ func isGone(err error) bool {
 		return false
 	}
 	msg := ce.err.Error()
-	for _, s := range []string{"Target closed", "Session closed", "has been closed", "No target with given id", "detached", "Cannot find context"} {
+	for _, s := range []string{"Target closed", "Session closed", "has been closed", "No target with given id", "Session with given id not found", "detached", "Cannot find context"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/page"
@@ -53,6 +54,17 @@ func (r *screenshotResult) decodeAny(v any) error {
 		return err
 	}
 	r.data = b
+	return nil
+}
+
+func (r *screenshotResult) decodeRaw(b []byte) error {
+	var res struct {
+		Data []byte `json:"data"` // base64 in JSON
+	}
+	if err := jsonv2.Unmarshal(b, &res); err != nil {
+		return err
+	}
+	r.data = res.Data
 	return nil
 }
 
@@ -530,7 +542,7 @@ func (s *Surfer) outOfProcessFrames(ctx context.Context, t *tab) []*oopif {
 				if err != nil {
 					return // in-process: read with the page
 				}
-				o := &oopif{frame: f, sess: newCDPSession(cs)}
+				o := &oopif{frame: f, sess: s.withDirect(ctx, newCDPSession(cs))}
 				var tree page.GetFrameTreeResult
 				if err := o.sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err == nil && tree.FrameTree != nil && tree.FrameTree.Frame != nil {
 					o.frameID = string(tree.FrameTree.Frame.ID)

@@ -388,3 +388,46 @@ func meanDiff(a, b image.Image) float64 {
 	}
 	return sum / n
 }
+
+// TestObserveReadsOverTheDirectChannel checks that, with a local browser,
+// the page and its out-of-process frames are read on surf's own DevTools
+// sessions (the fast path cannot fall back unnoticed), and that the
+// Playwright path, which remote browsers use, reads the same elements.
+func TestObserveReadsOverTheDirectChannel(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	s := newSurfer(t, Config{})
+	gotoPage(t, s, sites.A+"/perception/frames.html")
+	direct := observe(t, s)
+	tb := s.tabs[s.active]
+	if tb.sess.direct == nil {
+		t.Fatal("the tab has no direct devtools session")
+	}
+	tb.fmu.Lock()
+	var oopifs []*oopif
+	for _, o := range tb.frames {
+		if o != nil {
+			oopifs = append(oopifs, o)
+		}
+	}
+	tb.fmu.Unlock()
+	if len(oopifs) == 0 {
+		t.Fatal("frames.html has no out-of-process frame")
+	}
+	for _, o := range oopifs {
+		if o.sess.direct == nil {
+			t.Errorf("frame %s has no direct devtools session", o.frame.URL())
+		}
+	}
+
+	tb.sess.direct = nil
+	for _, o := range oopifs {
+		o.sess.direct = nil
+	}
+	relayed := observe(t, s)
+	if got, want := elementLines(relayed), elementLines(direct); got != want {
+		t.Errorf("read through Playwright:\n%s\nwant, as read directly:\n%s", got, want)
+	}
+	if relayed.Image == nil || relayed.Viewport != direct.Viewport {
+		t.Errorf("read through Playwright: image %d bytes, viewport %+v; directly: %+v", len(relayed.Image), relayed.Viewport, direct.Viewport)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/chromedp/cdproto/cdp"
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/domsnapshot"
 )
 
@@ -16,6 +17,12 @@ type snapshotResult struct {
 }
 
 var _ anyDecoder = (*snapshotResult)(nil)
+
+var _ rawDecoder = (*snapshotResult)(nil)
+
+func (r *snapshotResult) decodeRaw(b []byte) error {
+	return jsonv2.Unmarshal(b, &r.CaptureSnapshotResult)
+}
 
 func (r *snapshotResult) decodeAny(v any) error {
 	m, ok := v.(map[string]any)

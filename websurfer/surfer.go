@@ -274,6 +274,20 @@ func (s *Surfer) crashed() bool {
 	return st.crashed || st.closed
 }
 
+// withDirect gives c surf's own session on the same target, over the local
+// browser's DevTools pipe, for the observation's commands. Without one
+// (a remote browser) they go through Playwright.
+func (s *Surfer) withDirect(ctx context.Context, c *cdpSession) *cdpSession {
+	d, err := s.sess.DevTools(ctx, c.s)
+	switch {
+	case err == nil:
+		c.direct = d
+	case !errors.Is(err, sandbox.ErrNoDevTools):
+		s.log.Warn("no direct devtools session; observing through playwright", "err", err)
+	}
+	return c
+}
+
 // newTab wraps a page: its CDP session and the events surf follows.
 func (s *Surfer) newTab(ctx context.Context, page playwright.Page) (*tab, error) {
 	cs, err := s.sess.Context().NewCDPSession(page)
@@ -289,7 +303,7 @@ func (s *Surfer) newTab(ctx context.Context, page playwright.Page) (*tab, error)
 		}
 	}
 	s.evmu.Unlock()
-	t := &tab{page: page, sess: newCDPSession(cs), frames: map[playwright.Frame]*oopif{}}
+	t := &tab{page: page, sess: s.withDirect(ctx, newCDPSession(cs)), frames: map[playwright.Frame]*oopif{}}
 	page.OnFrameNavigated(func(f playwright.Frame) {
 		if f == page.MainFrame() {
 			t.nav.Add(1)

@@ -1,0 +1,388 @@
+// Package cdpmux shares a local browser's DevTools pipe between
+// Playwright's driver and surf. Playwright talks to Chromium over a pipe
+// (--remote-debugging-pipe) through its node driver, which parses every
+// reply and encodes it again for the Go client; for a page snapshot of a
+// few megabytes that relay costs more than the capture. A Mux sits on the
+// pipe itself: it passes the driver's traffic through unchanged and lets
+// surf send its own commands, on its own sessions, whose replies come
+// straight back to surf as raw JSON. It opens no port: the pipe's ends are
+// handed to surf's process by its browser launcher.
+package cdpmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+)
+
+// Command ids are 32-bit in Chromium. Playwright numbers its own commands
+// from 1 (and uses a negative id to close the browser), so surf takes the
+// top half: ids from firstID to lastID are surf's.
+const (
+	firstID = 1 << 30
+	lastID  = 1<<31 - 1
+)
+
+// ErrClosed is returned once the pipe has closed.
+var ErrClosed = errors.New("cdpmux: the browser's DevTools pipe is closed")
+
+// Error is an error the browser returned for a command.
+type Error struct {
+	Method  string
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Data    string `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%s: %s (%d)", e.Method, e.Message, e.Code)
+	if e.Data != "" {
+		msg += ": " + e.Data
+	}
+	return msg
+}
+
+// Mux relays one browser's DevTools pipe. Its zero value is not usable;
+// see Start.
+type Mux struct {
+	toBrowser   io.WriteCloser
+	toDriver    io.WriteCloser
+	fromDriver  io.ReadCloser
+	fromBrowser io.ReadCloser
+	log         *slog.Logger
+
+	wmu sync.Mutex // one message at a time to the browser
+
+	next    atomic.Int64
+	mu      sync.Mutex
+	pending map[int64]chan []byte
+	closed  bool
+	done    chan struct{}
+
+	bmu     sync.Mutex
+	browser string // surf's browser session, made by the first Attach
+}
+
+// Start relays between the driver (fromDriver, toDriver: the pipe ends the
+// browser would have had) and the browser (toBrowser, fromBrowser). It
+// returns at once; the relay ends when either side closes, and Close ends
+// it too.
+func Start(fromDriver io.ReadCloser, toDriver io.WriteCloser, toBrowser io.WriteCloser, fromBrowser io.ReadCloser, log *slog.Logger) *Mux {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := &Mux{toBrowser: toBrowser, toDriver: toDriver, fromDriver: fromDriver, fromBrowser: fromBrowser, log: log, pending: map[int64]chan []byte{}, done: make(chan struct{})}
+	m.next.Store(firstID)
+	go m.driverToBrowser(fromDriver)
+	go m.browserToDriver(fromBrowser)
+	return m
+}
+
+// driverToBrowser forwards the driver's commands whole, so that surf's
+// never land inside one.
+func (m *Mux) driverToBrowser(r io.ReadCloser) {
+	defer r.Close()
+	defer func() {
+		m.wmu.Lock()
+		m.toBrowser.Close()
+		m.wmu.Unlock()
+	}()
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if end := bytes.LastIndexByte(buf, 0); end >= 0 {
+			m.wmu.Lock()
+			_, werr := m.toBrowser.Write(buf[:end+1])
+			m.wmu.Unlock()
+			if werr != nil {
+				return
+			}
+			buf = append(buf[:0], buf[end+1:]...)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// browserToDriver hands replies to surf's commands to their callers and
+// passes everything else to the driver. When the browser's side ends, the
+// driver's pipe is closed both ways, as the browser's exit would have
+// closed it: the driver waits for that to call the browser gone.
+func (m *Mux) browserToDriver(r io.ReadCloser) {
+	defer r.Close()
+	defer m.shut()
+	defer m.fromDriver.Close()
+	defer m.toDriver.Close()
+	buf := make([]byte, 0, 256<<10)
+	driverOK := true
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		old := len(buf) // buf[:old] holds no message end
+		n, err := r.Read(buf[old:cap(buf)])
+		buf = buf[:old+n]
+		if bytes.IndexByte(buf[old:], 0) >= 0 {
+			rest := buf
+			pass := 0 // rest[:pass] goes to the driver
+			for {
+				i := bytes.IndexByte(rest[pass:], 0)
+				if i < 0 {
+					break
+				}
+				msg := rest[pass : pass+i]
+				if id, ok := surfID(msg); ok {
+					if driverOK && pass > 0 {
+						driverOK = m.writeDriver(rest[:pass])
+					}
+					m.deliver(id, bytes.Clone(msg))
+					rest = rest[pass+i+1:]
+					pass = 0
+					continue
+				}
+				pass += i + 1
+			}
+			if driverOK && pass > 0 {
+				driverOK = m.writeDriver(rest[:pass])
+			}
+			buf = append(buf[:0], rest[pass:]...)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (m *Mux) writeDriver(b []byte) bool {
+	if _, err := m.toDriver.Write(b); err != nil {
+		m.log.Debug("devtools relay: the driver's pipe closed", "err", err)
+		return false
+	}
+	return true
+}
+
+// surfID returns the id of a reply to one of surf's commands. Chromium
+// writes a reply's id first.
+func surfID(msg []byte) (int64, bool) {
+	const prefix = `{"id":`
+	if !bytes.HasPrefix(msg, []byte(prefix)) {
+		return 0, false
+	}
+	rest := msg[len(prefix):]
+	n := 0
+	for n < len(rest) && n < 11 && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(string(rest[:n]), 10, 64)
+	if err != nil || id < firstID || id > lastID {
+		return 0, false
+	}
+	return id, true
+}
+
+func (m *Mux) deliver(id int64, msg []byte) {
+	m.mu.Lock()
+	ch := m.pending[id]
+	delete(m.pending, id)
+	m.mu.Unlock()
+	if ch != nil {
+		ch <- msg
+	}
+}
+
+// shut fails every waiting call: the browser is gone.
+func (m *Mux) shut() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.closed = true
+		close(m.done)
+	}
+}
+
+// Close ends the relay: waiting and later calls fail with ErrClosed, and
+// both pipes are closed (the driver sees the browser gone). Call it once
+// the browser is closed.
+func (m *Mux) Close() {
+	m.shut()
+	m.fromDriver.Close()
+	m.toDriver.Close()
+	m.fromBrowser.Close()
+	m.wmu.Lock()
+	m.toBrowser.Close()
+	m.wmu.Unlock()
+}
+
+// Call sends a command on a session ("" for the browser itself) and
+// returns its result as raw JSON. A context that ends first abandons the
+// reply.
+func (m *Mux) Call(ctx context.Context, session, method string, params any) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id := m.next.Add(1)
+	if id > lastID {
+		m.next.CompareAndSwap(id, firstID)
+		id = m.next.Add(1)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	b.WriteString(strconv.FormatInt(id, 10))
+	b.WriteString(`,"method":`)
+	mj, _ := jsonv2.Marshal(method)
+	b.Write(mj)
+	if session != "" {
+		b.WriteString(`,"sessionId":`)
+		sj, _ := jsonv2.Marshal(session)
+		b.Write(sj)
+	}
+	if params != nil {
+		pj, err := jsonv2.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", method, err)
+		}
+		b.WriteString(`,"params":`)
+		b.Write(pj)
+	}
+	b.WriteString("}\x00")
+
+	ch := make(chan []byte, 1)
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	m.pending[id] = ch
+	m.mu.Unlock()
+	forget := func() {
+		m.mu.Lock()
+		delete(m.pending, id)
+		m.mu.Unlock()
+	}
+
+	m.wmu.Lock()
+	_, err := m.toBrowser.Write(b.Bytes())
+	m.wmu.Unlock()
+	if err != nil {
+		forget()
+		return nil, fmt.Errorf("%s: %w (%v)", method, ErrClosed, err)
+	}
+	select {
+	case msg := <-ch:
+		return result(method, msg)
+	case <-ctx.Done():
+		forget()
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	case <-m.done:
+		forget()
+		return nil, fmt.Errorf("%s: %w", method, ErrClosed)
+	}
+}
+
+// result takes the result out of a reply: without a second parse when it
+// has the shape Chromium writes ({"id":N,"result":R} or
+// {"id":N,"result":R,"sessionId":"S"}), with one otherwise.
+func result(method string, msg []byte) ([]byte, error) {
+	i := bytes.IndexByte(msg, ',')
+	if i > 0 && bytes.HasPrefix(msg[i:], []byte(`,"result":`)) && bytes.HasSuffix(msg, []byte("}")) {
+		r := msg[i+len(`,"result":`) : len(msg)-1]
+		if bytes.HasSuffix(r, []byte(`"`)) {
+			// A top-level string last: the session id.
+			if j := bytes.LastIndex(r, []byte(`,"sessionId":"`)); j >= 0 {
+				r = r[:j]
+			}
+		}
+		if len(r) > 1 && r[0] == '{' && r[len(r)-1] == '}' {
+			return r, nil
+		}
+	}
+	var env struct {
+		Result jsonv2.Value `json:"result"`
+		Error  *Error       `json:"error"`
+	}
+	if err := jsonv2.Unmarshal(msg, &env); err != nil {
+		return nil, fmt.Errorf("%s: decoding the reply: %w", method, err)
+	}
+	if env.Error != nil {
+		env.Error.Method = method
+		return nil, env.Error
+	}
+	if env.Result == nil {
+		return nil, fmt.Errorf("%s: the reply has no result", method)
+	}
+	return env.Result, nil
+}
+
+// Session is a DevTools session of surf's own on one target.
+type Session struct {
+	m  *Mux
+	id string
+}
+
+// Call sends a command on the session and returns its result as raw JSON.
+func (s *Session) Call(ctx context.Context, method string, params any) ([]byte, error) {
+	return s.m.Call(ctx, s.id, method, params)
+}
+
+// ID is the session's DevTools id.
+func (s *Session) ID() string { return s.id }
+
+// Attach opens a session on a target (a page, or an out-of-process
+// frame). Surf's sessions hang off a browser session of its own, so that
+// their attach and detach events never reach Playwright's.
+func (m *Mux) Attach(ctx context.Context, targetID string) (*Session, error) {
+	if targetID == "" {
+		return nil, errors.New("cdpmux: no target id")
+	}
+	browser, err := m.browserSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := m.Call(ctx, browser, "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := jsonv2.Unmarshal(raw, &res); err != nil || res.SessionID == "" {
+		return nil, fmt.Errorf("Target.attachToTarget: no session id in %.200s", raw)
+	}
+	return &Session{m: m, id: res.SessionID}, nil
+}
+
+func (m *Mux) browserSession(ctx context.Context) (string, error) {
+	m.bmu.Lock()
+	defer m.bmu.Unlock()
+	if m.browser != "" {
+		return m.browser, nil
+	}
+	raw, err := m.Call(ctx, "", "Target.attachToBrowserTarget", nil)
+	if err != nil {
+		return "", err
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := jsonv2.Unmarshal(raw, &res); err != nil || res.SessionID == "" {
+		return "", fmt.Errorf("Target.attachToBrowserTarget: no session id in %.200s", raw)
+	}
+	m.browser = res.SessionID
+	return m.browser, nil
+}

@@ -1,0 +1,334 @@
+package cdpmux
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+)
+
+// rig is a Mux between a scripted driver and a scripted browser, over
+// in-memory pipes (the real ones are OS pipes from the launcher).
+type rig struct {
+	m *Mux
+	// driverW writes what the driver sends; toDriver has what it gets,
+	// read as it comes (the real pipe has a buffer), and is closed at EOF.
+	driverW  io.WriteCloser
+	toDriver chan string
+	// browserR reads what the browser gets; browserW writes its output.
+	browserR *bufio.Reader
+	browserW io.WriteCloser
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	dIn, dW := io.Pipe()  // driver -> mux
+	dR, dOut := io.Pipe() // mux -> driver
+	bR, bIn := io.Pipe()  // mux -> browser
+	bOut, bW := io.Pipe() // browser -> mux
+	r := &rig{
+		m:       Start(dIn, dOut, bIn, bOut, nil),
+		driverW: dW, toDriver: make(chan string, 100),
+		browserR: bufio.NewReader(bR), browserW: bW,
+	}
+	go func() {
+		defer close(r.toDriver)
+		br := bufio.NewReader(dR)
+		for {
+			s, err := br.ReadString(0)
+			if err != nil {
+				return
+			}
+			r.toDriver <- strings.TrimSuffix(s, "\x00")
+		}
+	}()
+	t.Cleanup(func() {
+		dW.Close()
+		bW.Close()
+		dR.Close()
+		bR.Close()
+	})
+	return r
+}
+
+// driverGot is the driver's next message.
+func (r *rig) driverGot(t *testing.T) string {
+	t.Helper()
+	select {
+	case s, ok := <-r.toDriver:
+		if !ok {
+			t.Fatal("the driver's pipe closed")
+		}
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatal("the driver got no message within 10s")
+		return ""
+	}
+}
+
+// next reads one NUL-terminated message.
+func next(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	type res struct {
+		s   string
+		err error
+	}
+	c := make(chan res, 1)
+	go func() {
+		s, err := r.ReadString(0)
+		c <- res{strings.TrimSuffix(s, "\x00"), err}
+	}()
+	select {
+	case got := <-c:
+		if got.err != nil {
+			t.Fatalf("reading a message: %v", got.err)
+		}
+		return got.s
+	case <-time.After(10 * time.Second):
+		t.Fatal("no message within 10s")
+		return ""
+	}
+}
+
+func write(t *testing.T, w io.Writer, msgs ...string) {
+	t.Helper()
+	for _, m := range msgs {
+		if _, err := io.WriteString(w, m+"\x00"); err != nil {
+			if !errors.Is(err, io.ErrClosedPipe) {
+				t.Errorf("writing %.80q: %v", m, err)
+			}
+			return
+		}
+	}
+}
+
+func TestDriverTrafficPassesUnchanged(t *testing.T) {
+	r := newRig(t)
+	cmds := []string{`{"id":1,"method":"Browser.getVersion"}`, `{"id":2,"method":"Target.setAutoAttach","params":{"autoAttach":true}}`}
+	go write(t, r.driverW, cmds...)
+	for _, want := range cmds {
+		if got := next(t, r.browserR); got != want {
+			t.Fatalf("browser got %q, want %q", got, want)
+		}
+	}
+	big := `{"id":1,"result":{"product":"` + strings.Repeat("x", 3<<20) + `"}}`
+	replies := []string{big, `{"method":"Target.attachedToTarget","params":{"sessionId":"A"}}`, `{"id":-9999,"result":{}}`, `{"id":2,"result":{},"sessionId":"A"}`}
+	go write(t, r.browserW, replies...)
+	for _, want := range replies {
+		if got := r.driverGot(t); got != want {
+			t.Fatalf("driver got %.80q (%d bytes), want %.80q (%d bytes)", got, len(got), want, len(want))
+		}
+	}
+}
+
+// fakeBrowser answers surf's commands by the given function, passing
+// the sessionId back as Chromium does.
+func fakeBrowser(t *testing.T, r *rig, answer func(id int64, method, session string, params jsonv2.Value) string) {
+	go func() {
+		for {
+			s, err := r.browserR.ReadString(0)
+			if err != nil {
+				return
+			}
+			var cmd struct {
+				ID        int64        `json:"id"`
+				Method    string       `json:"method"`
+				SessionID string       `json:"sessionId"`
+				Params    jsonv2.Value `json:"params"`
+			}
+			if err := jsonv2.Unmarshal([]byte(strings.TrimSuffix(s, "\x00")), &cmd); err != nil {
+				t.Errorf("the browser got a bad command %q: %v", s, err)
+				return
+			}
+			if cmd.ID < 1000 {
+				continue // the driver's
+			}
+			reply := answer(cmd.ID, cmd.Method, cmd.SessionID, cmd.Params)
+			if reply == "" {
+				continue
+			}
+			if _, err := io.WriteString(r.browserW, reply+"\x00"); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+func TestCallGetsItsReplyAndTheDriverDoesNot(t *testing.T) {
+	r := newRig(t)
+	fakeBrowser(t, r, func(id int64, method, session string, params jsonv2.Value) string {
+		switch method {
+		case "Target.attachToBrowserTarget":
+			return fmt.Sprintf(`{"id":%d,"result":{"sessionId":"B"}}`, id)
+		case "Target.attachToTarget":
+			if session != "B" || !bytes.Contains(params, []byte(`"targetId":"T1"`)) || !bytes.Contains(params, []byte(`"flatten":true`)) {
+				return fmt.Sprintf(`{"id":%d,"error":{"code":-32602,"message":"bad attach %s %s"}}`, id, session, params)
+			}
+			// An event of surf's browser session comes first, as in
+			// Chromium: it goes to the driver, which ignores sessions it
+			// does not know.
+			io.WriteString(r.browserW, `{"method":"Target.attachedToTarget","params":{"sessionId":"S1"},"sessionId":"B"}`+"\x00")
+			return fmt.Sprintf(`{"id":%d,"result":{"sessionId":"S1"},"sessionId":"B"}`, id)
+		case "DOMSnapshot.captureSnapshot":
+			if session != "S1" {
+				return fmt.Sprintf(`{"id":%d,"error":{"code":-32001,"message":"Session with given id not found."}}`, id)
+			}
+			return fmt.Sprintf(`{"id":%d,"result":{"documents":[],"strings":["a\"sessionId\":\"x"]},"sessionId":"S1"}`, id)
+		case "Page.bad":
+			return fmt.Sprintf(`{"id":%d,"error":{"code":-32601,"message":"'Page.bad' wasn't found"},"sessionId":"S1"}`, id)
+		}
+		return ""
+	})
+	ctx := context.Background()
+	s, err := r.m.Attach(ctx, "T1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID() != "S1" {
+		t.Fatalf("session %q, want S1", s.ID())
+	}
+	if got := r.driverGot(t); !strings.Contains(got, `"Target.attachedToTarget"`) {
+		t.Fatalf("the driver got %q, want only the event", got)
+	}
+	raw, err := s.Call(ctx, "DOMSnapshot.captureSnapshot", map[string]any{"computedStyles": []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"documents":[],"strings":["a\"sessionId\":\"x"]}`; string(raw) != want {
+		t.Fatalf("result %s, want %s", raw, want)
+	}
+	_, err = s.Call(ctx, "Page.bad", nil)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != -32601 || ce.Method != "Page.bad" {
+		t.Fatalf("error %v (%T), want the browser's error for Page.bad", err, err)
+	}
+	// Nothing of surf's reached the driver: its next message is this one.
+	go write(t, r.browserW, `{"id":7,"result":{}}`)
+	if got := r.driverGot(t); got != `{"id":7,"result":{}}` {
+		t.Fatalf("the driver got %q", got)
+	}
+}
+
+func TestCallGivesUpWithItsContext(t *testing.T) {
+	r := newRig(t)
+	ids := make(chan int64, 1)
+	fakeBrowser(t, r, func(id int64, method, session string, params jsonv2.Value) string {
+		ids <- id
+		return "" // no answer yet
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := r.m.Call(ctx, "S", "Page.getLayoutMetrics", nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the deadline", err)
+	}
+	// The late reply is dropped, not handed to the driver.
+	id := <-ids
+	go write(t, r.browserW, fmt.Sprintf(`{"id":%d,"result":{}}`, id), `{"id":3,"result":{}}`)
+	if got := r.driverGot(t); got != `{"id":3,"result":{}}` {
+		t.Fatalf("the driver got %q", got)
+	}
+}
+
+func TestBrowserGoneFailsCalls(t *testing.T) {
+	r := newRig(t)
+	got := make(chan error, 1)
+	go func() {
+		_, err := r.m.Call(context.Background(), "S", "Page.getLayoutMetrics", nil)
+		got <- err
+	}()
+	next(t, r.browserR) // the command arrived
+	r.browserW.Close()
+	select {
+	case err := <-got:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("err %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not end when the browser went")
+	}
+	select {
+	case s, ok := <-r.toDriver:
+		if ok {
+			t.Fatalf("the driver got %q, want its pipe closed", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the driver's pipe stayed open")
+	}
+	// The driver's command pipe is closed too, as the browser's exit
+	// would close it: the driver waits for that.
+	if _, err := io.WriteString(r.driverW, `{"id":5,"method":"Browser.close"}`+"\x00"); !errors.Is(err, io.ErrClosedPipe) {
+		t.Fatalf("writing to the driver's command pipe: %v, want it closed", err)
+	}
+	if _, err := r.m.Call(context.Background(), "S", "Page.getLayoutMetrics", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a later call: %v, want ErrClosed", err)
+	}
+}
+
+func TestDriverClosingClosesTheBrowserPipe(t *testing.T) {
+	r := newRig(t)
+	r.driverW.Close()
+	if _, err := r.browserR.ReadByte(); err != io.EOF {
+		t.Fatalf("the browser's pipe: %v, want EOF", err)
+	}
+}
+
+func TestSurfID(t *testing.T) {
+	for msg, want := range map[string]int64{
+		`{"id":1073741825,"result":{}}`:             1073741825,
+		`{"id":2147483647,"error":{}}`:              2147483647,
+		`{"id":1073741823,"result":{}}`:             0, // the driver's range
+		`{"id":12,"result":{}}`:                     0,
+		`{"id":-9999,"result":{}}`:                  0,
+		`{"id":21474836470,"result":{}}`:            0, // out of range
+		`{"method":"X","params":{"id":1073741825}}`: 0,
+		`{"id":`: 0,
+		``:       0,
+	} {
+		got, ok := surfID([]byte(msg))
+		if ok != (want != 0) || got != want {
+			t.Errorf("surfID(%q) = %d, %v; want %d", msg, got, ok, want)
+		}
+	}
+}
+
+// FuzzResult checks that a result cut out of a reply without parsing it
+// is the result a full parse reads, or else not JSON at all (which the
+// caller's decoding then rejects): never another valid value.
+func FuzzResult(f *testing.F) {
+	f.Add(`{"id":1073741825,"result":{"a":1}}`)
+	f.Add(`{"id":1073741825,"result":{"a":"\"sessionId\":\"b"},"sessionId":"S"}`)
+	f.Add(`{"id":1073741825,"error":{"code":1,"message":"m"}}`)
+	f.Add(`{"id":1073741825,"result":{"s":"x\"}"}}`)
+	f.Add(`{"id":1073741825,"result":{"a":1},"x":{"b":2}}`)
+	f.Fuzz(func(t *testing.T, msg string) {
+		raw, err := result("M", []byte(msg))
+		var env struct {
+			Result jsonv2.Value `json:"result"`
+			Error  *Error       `json:"error"`
+		}
+		if jsonv2.Unmarshal([]byte(msg), &env) != nil {
+			return // not JSON: no reply Chromium would write
+		}
+		if err != nil {
+			if env.Error == nil && env.Result != nil {
+				t.Fatalf("result(%q): %v, want %s", msg, err, env.Result)
+			}
+			return
+		}
+		var got, want any
+		if jsonv2.Unmarshal(raw, &got) != nil {
+			return // rejected downstream
+		}
+		if env.Result == nil || jsonv2.Unmarshal(env.Result, &want) != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("result(%q) = %s, want %s (error %v)", msg, raw, env.Result, env.Error)
+		}
+	})
+}
