@@ -575,8 +575,8 @@ func TestAdversarialNoLayers(t *testing.T) {
 func TestAdversarialRequestGateAlone(t *testing.T) {
 	sb := layerSandbox(t, sandbox.Config{
 		DisableEgressProxy: true,
-		DisableOSSandbox:   true,
-		Args:               []string{"--host-resolver-rules=MAP rebind.test 127.0.0.2"},
+		DisableOSSandbox:   true, DisableChromiumSandbox: true,
+		Args: []string{"--host-resolver-rules=MAP rebind.test 127.0.0.2"},
 	})
 	if info := sb.Info(); info.RequestGate != "on" || !strings.HasPrefix(info.EgressProxy, "off: disabled") || !strings.HasPrefix(info.OSSandbox, "off: disabled") {
 		t.Fatalf("info = %+v", info)
@@ -588,7 +588,7 @@ func TestAdversarialRequestGateAlone(t *testing.T) {
 // flags). It also shows that loopback goes through the proxy: nothing else
 // stands between the browser and the canary on 127.0.0.2.
 func TestAdversarialEgressProxyAlone(t *testing.T) {
-	sb := layerSandbox(t, sandbox.Config{DisableRequestGate: true, DisableOSSandbox: true})
+	sb := layerSandbox(t, sandbox.Config{DisableRequestGate: true, DisableOSSandbox: true, DisableChromiumSandbox: true})
 	if info := sb.Info(); !strings.HasPrefix(info.RequestGate, "off: disabled") || !strings.HasPrefix(info.EgressProxy, "on") {
 		t.Fatalf("info = %+v", info)
 	}

@@ -158,13 +158,13 @@ func BenchmarkPageLoad(b *testing.B) {
 	}
 	b.Run("layers-on", func(b *testing.B) { run(b, browsertest.Sandbox(b)) })
 	b.Run("gate-only", func(b *testing.B) {
-		run(b, private(b, sandbox.Config{DisableEgressProxy: true, DisableOSSandbox: true}))
+		run(b, private(b, sandbox.Config{DisableEgressProxy: true, DisableOSSandbox: true, DisableChromiumSandbox: true}))
 	})
 	b.Run("proxy-only", func(b *testing.B) {
-		run(b, private(b, sandbox.Config{DisableRequestGate: true, DisableOSSandbox: true}))
+		run(b, private(b, sandbox.Config{DisableRequestGate: true, DisableOSSandbox: true, DisableChromiumSandbox: true}))
 	})
 	b.Run("layers-off", func(b *testing.B) {
-		run(b, private(b, sandbox.Config{DisableRequestGate: true, DisableEgressProxy: true, DisableOSSandbox: true}))
+		run(b, private(b, sandbox.Config{DisableRequestGate: true, DisableEgressProxy: true, DisableOSSandbox: true, DisableChromiumSandbox: true}))
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,7 +36,19 @@ type bwrapSpec struct {
 	ReadOnly []string `json:"read_only,omitempty"`
 	// Chdir is the working directory inside.
 	Chdir string `json:"chdir"`
+	// UID, when not zero, runs the browser in a user namespace of its own
+	// as this unprivileged user and group (surf running as root maps to
+	// it), so that Chromium's own sandbox, which refuses to run as root,
+	// can run: see [sandboxUID].
+	UID int `json:"uid,omitempty"`
 }
+
+// sandboxUID is the user (and group) a local browser runs as inside
+// bubblewrap's user namespace when surf runs as root. Chromium's own
+// sandbox (seccomp-bpf plus namespaces for every renderer) refuses to run
+// as root; as this user, with no capabilities outside the namespace, it
+// runs.
+const sandboxUID = 1000
 
 // args is bwrap's command line (without the command), for a browser
 // whose profile is userDataDir ("" if none).
@@ -57,6 +70,10 @@ func (b *bwrapSpec) args(userDataDir string) []string {
 	}
 	for _, r := range b.ReadOnly {
 		a = append(a, "--ro-bind", r, r)
+	}
+	if b.UID != 0 {
+		id := strconv.Itoa(b.UID)
+		a = append(a, "--unshare-user", "--uid", id, "--gid", id)
 	}
 	a = append(a,
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

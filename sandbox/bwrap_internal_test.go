@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -173,14 +174,41 @@ func TestOSSandboxModes(t *testing.T) {
 	if _, err := s.osSandbox("/usr/bin/chromium"); err == nil {
 		t.Error("missing explicit bwrap: no error")
 	}
-	// No bwrap installed: off, and said so loudly.
+	// No bwrap at all: the OS sandbox is on by default, so the sandbox
+	// must not start, and the error says how to get it or go without.
 	t.Setenv("PATH", t.TempDir())
-	s, log := mk(Config{})
-	if spec, err := s.osSandbox("/usr/bin/chromium"); spec != nil || err != nil || s.info.OSSandbox != "off: bwrap not found" {
-		t.Errorf("not installed: %v %v %q", spec, err, s.info.OSSandbox)
+	s, _ = mk(Config{})
+	_, err := s.osSandbox("/usr/bin/chromium")
+	var le *LayerError
+	if !errors.As(err, &le) || !strings.Contains(le.Hint(), "--no-os-sandbox") || !strings.Contains(le.Hint(), "surf install --with-deps") {
+		t.Errorf("no bwrap: %v; want a *LayerError naming the install and the opt-out", err)
 	}
-	if !strings.Contains(log.String(), "level=WARN") {
-		t.Errorf("no warning logged: %q", log.String())
+}
+
+// TestChromiumSandboxFailsClosed: Chromium's own sandbox is on unless it
+// is turned off explicitly. As root it can only run inside the OS sandbox,
+// as an unprivileged user; without the OS sandbox that is an error, never
+// a silent --no-sandbox.
+func TestChromiumSandboxFailsClosed(t *testing.T) {
+	s := &Sandbox{cfg: Config{DisableChromiumSandbox: true}, log: slog.New(slog.DiscardHandler)}
+	if on, err := s.chromiumSandbox(nil); on || err != nil || !s.info.NoSandbox || !strings.HasPrefix(s.info.ChromiumSandbox, "off: disabled") {
+		t.Errorf("disabled: %v %v %+v", on, err, s.info)
+	}
+	s = &Sandbox{cfg: Config{DisableOSSandbox: true}, log: slog.New(slog.DiscardHandler)}
+	on, err := s.chromiumSandbox(nil)
+	if os.Geteuid() != 0 {
+		if !on || err != nil || s.info.ChromiumSandbox != "on" {
+			t.Errorf("not root, no OS sandbox: %v %v %+v", on, err, s.info)
+		}
+		return
+	}
+	var le *LayerError
+	if on || !errors.As(err, &le) || !strings.Contains(le.Hint(), "--no-chromium-sandbox") {
+		t.Errorf("root without the OS sandbox: %v %v; want a *LayerError naming --no-chromium-sandbox", on, err)
+	}
+	s = &Sandbox{cfg: Config{}, log: slog.New(slog.DiscardHandler)}
+	if on, err := s.chromiumSandbox(&bwrapSpec{UID: sandboxUID}); !on || err != nil || s.info.NoSandbox {
+		t.Errorf("root inside bwrap's user namespace: %v %v %+v", on, err, s.info)
 	}
 }
 

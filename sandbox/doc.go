@@ -60,9 +60,10 @@
 // browser's HOME and downloads), the profile Playwright chose and, read
 // only, the upload staging directory (Session.StageUpload) visible; its
 // own pid, IPC and UTS namespaces; killed with its parent. It shares the
-// network namespace, to reach the proxy. Without bwrap installed the OS
-// sandbox is off, Info says "off: bwrap not found" and a warning is
-// logged; a bwrap that is installed but fails stops the sandbox. Remote
+// network namespace, to reach the proxy. As root, it also gets a user
+// namespace where it runs as an unprivileged user, so that Chromium's own
+// sandbox can run. A bwrap that is missing or fails stops the sandbox with
+// a *LayerError, unless Config.DisableOSSandbox turned it off. Remote
 // browsers have no OS sandbox, and surf cannot set their flags or
 // preferences: there the request gate and the session proxies apply, but
 // WebRTC UDP and QUIC are whatever the remote browser allows.
@@ -191,5 +192,6 @@
 // keep other local programs off a session's proxy, they are not a secret
 // from pages (the proxy enforces the policy whoever uses it). javascript:
 // URLs run script in the page and send nothing by themselves. Chromium's
-// own sandbox cannot run as root (Info.NoSandbox says so).
+// own sandbox runs as root only inside the OS sandbox (Info.ChromiumSandbox
+// says how it runs).
 package sandbox

@@ -13,7 +13,7 @@ import (
 // TestGateFailsClosed: when the request gate cannot be installed, there is
 // no session.
 func TestGateFailsClosed(t *testing.T) {
-	sb, err := New(context.Background(), Config{Env: EnvFrom(os.Getenv), DisableEgressProxy: true, DisableOSSandbox: true})
+	sb, err := New(context.Background(), Config{Env: EnvFrom(os.Getenv), DisableEgressProxy: true, DisableOSSandbox: true, DisableChromiumSandbox: true})
 	if err != nil {
 		t.Fatal(err)
 	}

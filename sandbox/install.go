@@ -92,6 +92,9 @@ type Status struct {
 	Chromium        string `json:"chromium,omitempty"`
 	ChromiumVersion string `json:"chromium_version,omitempty"`
 	Bubblewrap      string `json:"bubblewrap,omitempty"`
+	// ChromiumSandbox says whether Chromium's own sandbox can run with the
+	// default configuration, and how, or why not.
+	ChromiumSandbox string `json:"chromium_sandbox"`
 	// Problems lists what is missing or broken; empty means ready.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -128,7 +131,7 @@ func (e *NotReadyError) Hint() string { return InstallHint }
 
 // InstallHint is the one piece of advice every command gives when the
 // machine is not ready.
-const InstallHint = "run 'surf install' (as root on Debian/Ubuntu, 'surf install --with-deps' also installs chromium and nodejs)"
+const InstallHint = "run 'surf install' (as root on Debian/Ubuntu, 'surf install --with-deps' also installs chromium, nodejs and bubblewrap)"
 
 // Check inspects the machine without changing it: the driver, node, Chromium
 // and bubblewrap.
@@ -163,10 +166,41 @@ func Check(ctx context.Context, env Env) *Status {
 		}
 		st.ChromiumVersion = v
 	}
+	st.ChromiumSandbox, st.Problems = checkSandboxes(ctx, env, st.Problems)
 	if p, err := findBwrap(env.Bwrap); err == nil {
 		st.Bubblewrap = p
 	}
 	return st
+}
+
+// checkSandboxes says whether the OS sandbox (bubblewrap) and Chromium's
+// own sandbox can start as a default sandbox would start them, adding a
+// problem for each that cannot: both are on unless turned off explicitly.
+func checkSandboxes(ctx context.Context, env Env, problems []string) (string, []string) {
+	root := os.Geteuid() == 0
+	p, err := findBwrap(env.Bwrap)
+	if err != nil {
+		problems = append(problems, "bubblewrap (bwrap) not found: the OS sandbox cannot start (install it, or run browsers with --no-os-sandbox)")
+		if root {
+			return "cannot run: surf runs as root, where Chromium's sandbox runs only inside the OS sandbox (or turn it off with --no-chromium-sandbox)", problems
+		}
+		return "on", problems
+	}
+	spec := &bwrapSpec{Path: p, Chdir: "/"}
+	if root {
+		spec.UID = sandboxUID
+	}
+	if err := checkBwrap(ctx, spec); err != nil {
+		problems = append(problems, err.Error()+": the OS sandbox cannot start (run browsers with --no-os-sandbox to go without it)")
+		if root {
+			return "cannot run: surf runs as root and bubblewrap cannot give the browser an unprivileged user (or turn it off with --no-chromium-sandbox)", problems
+		}
+		return "on", problems
+	}
+	if root {
+		return fmt.Sprintf("on: surf runs as root, so the browser runs as uid %d in bubblewrap's user namespace, where Chromium's sandbox can run", sandboxUID), problems
+	}
+	return "on", problems
 }
 
 // findNode finds the Node.js executable and checks its version.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,87 @@ func TestLayersInInfo(t *testing.T) {
 	if info.Proxy == "" || !strings.HasPrefix(info.Proxy, "127.0.0.1:") {
 		t.Errorf("session proxy %q", info.Proxy)
 	}
+}
+
+// TestChromiumSandboxOn: Chromium's own sandbox runs by default, as root
+// too (inside bubblewrap, as an unprivileged user): a renderer of the
+// shared browser is confined by seccomp-bpf, in its own user and network
+// namespaces, and no browser process was started with --no-sandbox.
+func TestChromiumSandboxOn(t *testing.T) {
+	sess := browsertest.Session(t, sandbox.SessionConfig{})
+	p, err := sess.NewPage(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Goto("about:blank"); err != nil {
+		t.Fatal(err)
+	}
+	info := sess.Info()
+	if info.NoSandbox || !strings.HasPrefix(info.ChromiumSandbox, "on") {
+		t.Fatalf("Chromium's sandbox is %q (no_sandbox %v); want on", info.ChromiumSandbox, info.NoSandbox)
+	}
+	renderers := 0
+	for _, pid := range descendants(info.PID) {
+		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if strings.Contains(string(cmd), "\x00--no-sandbox\x00") || strings.HasSuffix(string(cmd), "\x00--no-sandbox\x00") {
+			t.Errorf("browser process %d runs with --no-sandbox", pid)
+		}
+		if !strings.Contains(string(cmd), "--type=renderer") {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		renderers++
+		if !strings.Contains(string(status), "Seccomp:\t2") {
+			t.Errorf("renderer %d is not confined by seccomp-bpf", pid)
+		}
+		own, _ := os.Readlink("/proc/self/ns/net")
+		if ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid)); ns == "" || ns == own {
+			t.Errorf("renderer %d shares surf's network namespace (%q)", pid, ns)
+		}
+	}
+	if renderers == 0 {
+		t.Fatalf("no renderer found below the browser's process %d", info.PID)
+	}
+}
+
+// descendants lists the processes below pid (not pid itself).
+func descendants(root int) []int {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parens.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }
 
 // TestSessionPolicyNarrows: a session's policy narrows the sandbox's and
@@ -178,7 +260,7 @@ func noLayersSandbox(t *testing.T) *sandbox.Sandbox {
 	noLayersOnce.Do(func() {
 		noLayersSB, noLayersErr = sandbox.New(context.Background(), sandbox.Config{
 			Env: browsertest.Env(), Policy: browsertest.Policy(), Resolver: browsertest.Resolver(),
-			DisableRequestGate: true, DisableEgressProxy: true, DisableOSSandbox: true,
+			DisableRequestGate: true, DisableEgressProxy: true, DisableOSSandbox: true, DisableChromiumSandbox: true,
 			Args: []string{"--host-resolver-rules=MAP rebind.test 127.0.0.2"},
 		})
 		if noLayersErr == nil {

@@ -65,9 +65,12 @@ type Config struct {
 
 	// Headful shows the browser window (needs a display).
 	Headful bool
-	// DisableChromiumSandbox turns Chromium's own sandbox off when not
-	// running as root (as root it cannot run, and surf turns it off and
-	// says so in Info). This weakens isolation; it shows in Info.
+	// DisableChromiumSandbox turns Chromium's own sandbox off. This
+	// weakens isolation; it shows in Info. As root, Chromium's sandbox
+	// runs only inside the OS sandbox (the browser then runs as an
+	// unprivileged user in a user namespace), so running as root with
+	// DisableOSSandbox also needs DisableChromiumSandbox: surf never turns
+	// a layer off on its own.
 	DisableChromiumSandbox bool
 	// Args are extra Chromium flags.
 	Args []string
@@ -91,8 +94,8 @@ type Config struct {
 	DisableEgressProxy bool
 	// DisableOSSandbox runs a local Chromium without bubblewrap (read-only
 	// file system, no home directory). This weakens isolation; it shows
-	// in Info. Without bwrap installed, the OS sandbox is off anyway and
-	// Info says so.
+	// in Info. Without it, a bwrap that is missing or does not work stops
+	// New with a *LayerError ('surf install --with-deps' installs it).
 	DisableOSSandbox bool
 	// Resolver resolves host names for the egress proxy; nil means
 	// net.DefaultResolver.
@@ -122,9 +125,12 @@ type Info struct {
 	Remote   string `json:"remote,omitempty"`
 	Headless bool   `json:"headless"`
 	// NoSandbox is true when Chromium's own sandbox is off, and
-	// NoSandboxReason says why.
+	// NoSandboxReason says why. ChromiumSandbox says it in words: "on",
+	// "on (as uid N in bubblewrap's user namespace, ...)" or "off: why";
+	// empty for remote browsers, whose sandbox is not surf's to know.
 	NoSandbox       bool   `json:"no_sandbox"`
 	NoSandboxReason string `json:"no_sandbox_reason,omitempty"`
+	ChromiumSandbox string `json:"chromium_sandbox,omitempty"`
 	// PID is the local browser's process id (its process group leader;
 	// bubblewrap's pid when the OS sandbox is on).
 	PID int `json:"pid,omitempty"`
@@ -323,9 +329,10 @@ func browserPrefs(gate, egress bool) map[string]any {
 }
 
 // osSandbox decides the OS sandbox for a local browser and records it in
-// Info: off when disabled or when bwrap is not installed (with a warning),
-// an error when bwrap is there but does not work, or when an explicit
-// Env.Bwrap is missing.
+// Info. It is on unless Config.DisableOSSandbox turns it off (or the system
+// is not Linux): a bwrap that is missing or does not work here is an error,
+// never a silent downgrade. As root the browser runs as an unprivileged
+// user in a user namespace of its own, so Chromium's sandbox can run too.
 func (s *Sandbox) osSandbox(chromium string) (*bwrapSpec, error) {
 	switch {
 	case s.cfg.DisableOSSandbox:
@@ -333,25 +340,72 @@ func (s *Sandbox) osSandbox(chromium string) (*bwrapSpec, error) {
 		return nil, nil
 	case runtime.GOOS != "linux":
 		s.info.OSSandbox = "off: bubblewrap is Linux-only"
+		s.log.Warn("the OS sandbox is off: bubblewrap is Linux-only")
 		return nil, nil
 	}
 	bw, err := findBwrap(s.cfg.Env.Bwrap)
 	if err != nil {
-		if s.cfg.Env.Bwrap != "" {
-			return nil, fmt.Errorf("starting the OS sandbox: %w", err)
-		}
-		s.info.OSSandbox = "off: " + err.Error()
-		s.log.Warn("the OS sandbox is off: bubblewrap (bwrap) is not installed; 'surf install --with-deps' installs it")
-		return nil, nil
+		return nil, &LayerError{Layer: "the OS sandbox", Err: err,
+			Fix: "'surf install --with-deps' installs bubblewrap; to run without it, set Config.DisableOSSandbox (--no-os-sandbox)"}
 	}
 	realHome, _ := os.UserHomeDir()
 	spec := newBwrapSpec(bw, s.tmp, s.uploadsDir(), chromium, realHome)
+	if os.Geteuid() == 0 && !s.cfg.DisableChromiumSandbox {
+		spec.UID = sandboxUID
+	}
 	if err := checkBwrap(context.Background(), spec); err != nil {
-		return nil, fmt.Errorf("starting the OS sandbox: %w (set Config.DisableOSSandbox to run without it)", err)
+		fix := "set Config.DisableOSSandbox (--no-os-sandbox) to run without it"
+		if spec.UID != 0 {
+			fix = "bubblewrap must be able to create a user namespace (sysctl user.max_user_namespaces > 0) to run Chromium's sandbox as an unprivileged user; " + fix + " and Config.DisableChromiumSandbox (--no-chromium-sandbox)"
+		}
+		return nil, &LayerError{Layer: "the OS sandbox", Err: err, Fix: fix}
 	}
 	s.info.OSSandbox = "bwrap"
 	return spec, nil
 }
+
+// chromiumSandbox decides Chromium's own sandbox for a local browser and
+// records it in Info. It is on unless Config.DisableChromiumSandbox turns it
+// off. Chromium refuses to run its sandbox as root: surf running as root
+// runs the browser as an unprivileged user inside the OS sandbox (see
+// osSandbox); without the OS sandbox that is impossible, and it is an error
+// unless the Chromium sandbox was turned off explicitly.
+func (s *Sandbox) chromiumSandbox(bw *bwrapSpec) (bool, error) {
+	switch {
+	case s.cfg.DisableChromiumSandbox:
+		s.info.NoSandbox, s.info.NoSandboxReason = true, "disabled by Config.DisableChromiumSandbox"
+		s.info.ChromiumSandbox = "off: " + s.info.NoSandboxReason
+		s.log.Warn("a policy enforcement layer is off", "layer", "chromium sandbox", "reason", s.info.NoSandboxReason)
+		return false, nil
+	case os.Geteuid() == 0 && (bw == nil || bw.UID == 0):
+		return false, &LayerError{Layer: "Chromium's sandbox",
+			Err: errors.New("it cannot run as root outside the OS sandbox (bubblewrap runs the browser as an unprivileged user)"),
+			Fix: "keep the OS sandbox on, run surf as another user, or set Config.DisableChromiumSandbox (--no-chromium-sandbox)"}
+	case os.Geteuid() == 0:
+		s.info.ChromiumSandbox = fmt.Sprintf("on (as uid %d in bubblewrap's user namespace, since surf runs as root)", bw.UID)
+	default:
+		s.info.ChromiumSandbox = "on"
+	}
+	return true, nil
+}
+
+// LayerError says that an enforcement layer that is on could not be set
+// up, so the sandbox does not start; Fix says how to set it up, or how to
+// turn it off explicitly.
+type LayerError struct {
+	Layer string // "the OS sandbox", "Chromium's sandbox"
+	Err   error
+	Fix   string
+}
+
+func (e *LayerError) Error() string {
+	return fmt.Sprintf("starting %s: %v (%s)", e.Layer, e.Err, e.Fix)
+}
+
+func (e *LayerError) Unwrap() error { return e.Err }
+
+// Hint is the advice the CLI prints after the error.
+func (e *LayerError) Hint() string { return e.Fix }
 
 // egressFlags are Chromium flags that surf sets for the egress proxy and
 // that Config.Args may not set.
@@ -429,6 +483,10 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	if ls.Bwrap, err = s.osSandbox(chromium); err != nil {
 		return err
 	}
+	sandboxOn, err := s.chromiumSandbox(ls.Bwrap)
+	if err != nil {
+		return err
+	}
 
 	args := append(append([]string{}, baseArgs...), s.cfg.Args...)
 	if !s.cfg.DisableEgressProxy {
@@ -460,18 +518,6 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	env := browserEnv(home)
 	env[launcherEnv] = spec
 
-	sandboxOn := true
-	switch {
-	case os.Geteuid() == 0:
-		sandboxOn = false
-		s.info.NoSandbox, s.info.NoSandboxReason = true, "running as root: Chromium's sandbox cannot run as root"
-	case s.cfg.DisableChromiumSandbox:
-		sandboxOn = false
-		s.info.NoSandbox, s.info.NoSandboxReason = true, "disabled by Config.DisableChromiumSandbox"
-	}
-	if s.info.NoSandbox {
-		s.log.Info("chromium's own sandbox is off", "reason", s.info.NoSandboxReason)
-	}
 	headless := !s.cfg.Headful
 	no := false
 	type relayed struct {

@@ -29,6 +29,7 @@ type browserFlags struct {
 	downloads string
 	budget    int
 	noOSBox   bool
+	noCrBox   bool
 	recordHAR string
 	replayHAR string
 	searchURL string
@@ -43,6 +44,7 @@ func addBrowserFlags(fs *pflag.FlagSet) *browserFlags {
 	fs.StringVar(&bf.downloads, "downloads", "", "keep downloads in this directory")
 	fs.IntVar(&bf.budget, "budget", 0, "the observation's token budget (default 2500)")
 	fs.BoolVar(&bf.noOSBox, "no-os-sandbox", false, "do not run Chromium inside bubblewrap (weakens isolation)")
+	fs.BoolVar(&bf.noCrBox, "no-chromium-sandbox", false, "turn Chromium's own sandbox off (weakens isolation)")
 	fs.StringVar(&bf.recordHAR, "record-har", "", "record what the session loads into this HAR file")
 	fs.StringVar(&bf.replayHAR, "replay-har", "", "answer every request from this recording, offline")
 	fs.StringVar(&bf.searchURL, "search-url", "", "the web_search engine, with %s for the query")
@@ -58,7 +60,9 @@ const browserFlagsHelp = `  --policy FILE       the policy (YAML); --allow/--den
   --uploads DIR       the only directory upload_file may read
   --downloads DIR     keep downloads here (default: a private temp dir)
   --budget N          the observation's token budget (default 2500)
-  --no-os-sandbox     do not run Chromium in bubblewrap (weakens isolation)
+  --no-os-sandbox     do not run Chromium in bubblewrap (weakens isolation; as
+                      root, Chromium's own sandbox then needs --no-chromium-sandbox)
+  --no-chromium-sandbox  turn Chromium's own sandbox off (weakens isolation)
   --record-har FILE   record what the session loads into FILE (see 'surf help record')
   --replay-har FILE   answer every request from the recording FILE, offline
   --search-url URL    the web_search engine, %s standing for the query
@@ -143,13 +147,14 @@ func (bf *browserFlags) sandboxConfig(cli *CLI, pol *policy.Policy) (sandbox.Con
 		}
 	}
 	return sandbox.Config{
-		Env:              sandbox.EnvFrom(cli.Getenv),
-		Connect:          bf.connect,
-		CDP:              bf.cdp,
-		Headful:          bf.headful,
-		Policy:           pol,
-		DisableOSSandbox: bf.noOSBox,
-		Logger:           cli.Logger,
+		Env:                    sandbox.EnvFrom(cli.Getenv),
+		Connect:                bf.connect,
+		CDP:                    bf.cdp,
+		Headful:                bf.headful,
+		Policy:                 pol,
+		DisableOSSandbox:       bf.noOSBox,
+		DisableChromiumSandbox: bf.noCrBox,
+		Logger:                 cli.Logger,
 	}, nil
 }
 
