@@ -44,6 +44,17 @@ func gotoPage(t *testing.T, s *Surfer, u string) {
 	if _, err := s.Page().Goto(u); err != nil {
 		t.Fatalf("loading %s: %v", u, err)
 	}
+	waitFonts(t, s)
+}
+
+// waitFonts waits until the page's web fonts (the fixture fonts every
+// fixture page links) are loaded and a frame has been laid out with them,
+// so goldens never catch text drawn before its font arrived.
+func waitFonts(t *testing.T, s *Surfer) {
+	t.Helper()
+	if _, err := s.Page().Evaluate(`document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true)))))`); err != nil {
+		t.Fatalf("waiting for the page's fonts: %v", err)
+	}
 }
 
 func observe(t *testing.T, s *Surfer) *Observation {

@@ -20,7 +20,9 @@ import (
 // Chromium puts frames from B into their own process. Files ending in .html
 // are Go templates that can name either origin: {{.A}} and {{.B}}.
 //
-// Every request is logged, so a test can assert what the browser sent.
+// Every request is logged, so a test can assert what the browser sent;
+// every page links the fixture fonts (see FontsPath), whose requests are
+// not logged.
 type Sites struct {
 	A, B string
 
@@ -92,6 +94,10 @@ func (s *Sites) Requested(path string) bool {
 
 func (s *Sites) handler(origin string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// The fixture fonts are not the page's requests: not logged.
+		if serveFont(w, r) {
+			return
+		}
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		s.mu.Lock()
@@ -130,8 +136,11 @@ func (s *Sites) serveFile(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := tmpl.Execute(w, s); err != nil {
+	var page bytes.Buffer
+	if err := tmpl.Execute(&page, s); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(withFonts(page.Bytes()))
 }
