@@ -30,6 +30,11 @@ type Config struct {
 	// MaxArgBytes caps the size of a call's raw arguments; larger calls
 	// are refused unread. Zero means DefaultMaxArgBytes.
 	MaxArgBytes int
+	// Unavailable, when set, says why a known tool is not offered now
+	// ("already at the top of the page"); a call to it is then refused
+	// with that reason instead of the list of available tools. An empty
+	// answer keeps the list.
+	Unavailable func(tool string) string
 }
 
 // A Registry holds tools by name and runs calls to them. It is safe for
@@ -37,6 +42,7 @@ type Config struct {
 type Registry struct {
 	log     *slog.Logger
 	maxArgs int
+	why     func(string) string
 
 	mu    sync.RWMutex
 	tools map[string]*Tool
@@ -51,6 +57,7 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	r := &Registry{
 		log:     cfg.Logger,
 		maxArgs: cfg.MaxArgBytes,
+		why:     cfg.Unavailable,
 		tools:   map[string]*Tool{},
 	}
 	if r.log == nil {
@@ -198,6 +205,11 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 	}
 	res = &Result{Tool: canon}
 	if !slices.Contains(avail, canon) {
+		if r.why != nil {
+			if why := r.why(canon); why != "" {
+				return r.refuse(res, "%s is not available now: %s", canon, why), nil
+			}
+		}
 		return r.refuse(res, "tool '%s' is not available now; %s", canon, listAvailable(avail)), nil
 	}
 	if len(args) > r.maxArgs {

@@ -127,7 +127,7 @@ func ExampleSurfer_Tools() {
 	// visit_url: 1 image(s)
 	// select_option: 1 image(s)
 	// error: invalid arguments for click: target_id: expected an integer, got string "many". Usage: click(target_id: integer, reasoning?: string)
-	// error: tool 'page_up' is not available now; available: visit_url, web_search, refresh_page, click, input_text, hover, select_option, keypress, create_tab, sleep, read_page, summarize_page, answer_question, stop_action
+	// error: page_up is not available now: already at the top of the page
 	// Plan a visit on = Saturday
 }
 

@@ -201,8 +201,18 @@ func q(s string, n int) string {
 		r := []rune(s)
 		s = string(r[:n]) + "…"
 	}
-	b, _ := json.Marshal(s)
-	return string(b)
+	return jsonQuote(s)
+}
+
+// jsonQuote quotes s as a JSON string, leaving &, < and > as they are:
+// the model reads the text, no HTML parser does, and \u0026 in a title or
+// URL is noise that costs tokens and hides the character.
+func jsonQuote(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // line renders one element.

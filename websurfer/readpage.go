@@ -147,14 +147,68 @@ func strip(n *html.Node, chrome bool) {
 			case "navigation", "banner", "contentinfo", "complementary":
 				drop = drop || chrome
 			}
-			if drop {
+			switch {
+			case drop:
 				n.RemoveChild(c)
-			} else {
+			case c.DataAtom == atom.Select:
+				// Options run together as text ("Choose a colourRedGreen"):
+				// say them as a list, the selected ones marked.
+				n.InsertBefore(&html.Node{Type: html.TextNode, Data: selectText(c)}, c)
+				n.RemoveChild(c)
+			default:
 				strip(c, chrome)
 			}
 		}
 		c = next
 	}
+}
+
+// selectText renders a <select> for read_page: "[select: Choose a colour |
+// Red (selected) | Green]", with option groups as "Group: option".
+func selectText(sel *html.Node) string {
+	var opts []string
+	var walk func(n *html.Node, group string)
+	walk = func(n *html.Node, group string) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			switch c.DataAtom {
+			case atom.Optgroup:
+				walk(c, attr(c, "label"))
+			case atom.Option:
+				label := attr(c, "label")
+				if label == "" {
+					label = strings.Join(strings.Fields(textOf(c)), " ")
+				}
+				if group != "" {
+					label = group + ": " + label
+				}
+				if _, sel := hasAttr(c, "selected"); sel {
+					label += " (selected)"
+				}
+				opts = append(opts, label)
+			}
+		}
+	}
+	walk(sel, "")
+	return " [select: " + strings.Join(opts, " | ") + "] "
+}
+
+// textOf is the text below n.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
 }
 
 func hasAttr(n *html.Node, k string) (string, bool) {

@@ -28,3 +28,18 @@ func TestMarkdownKeepsTables(t *testing.T) {
 		t.Errorf("want 4 table lines, got %d:\n%s", n, md)
 	}
 }
+
+// TestMarkdownListsSelectOptions: a select's options are a list with the
+// selected one marked, not run together ("Choose a colourRedGreenBlue").
+func TestMarkdownListsSelectOptions(t *testing.T) {
+	src := `<html><body><main><p>Pick one <select><option>Choose a colour</option><option>Red</option>
+<option selected>Green</option><optgroup label="Dark"><option>Navy</option></optgroup></select> please.</p></main></body></html>`
+	md, err := htmlToMarkdown(context.Background(), src, "http://127.0.0.1/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[select: Choose a colour | Red | Green (selected) | Dark: Navy]"
+	if !strings.Contains(md, want) || strings.Contains(md, "colourRed") {
+		t.Errorf("markdown %q; want it to hold %q", md, want)
+	}
+}

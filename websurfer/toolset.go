@@ -12,7 +12,7 @@ import (
 // validated against each tool's schema before they run; pass Offered() to
 // Call so only the tools offered for the current page run.
 func (s *Surfer) Tools() *tools.Registry {
-	reg, err := tools.NewRegistry(tools.Config{Logger: s.log})
+	reg, err := tools.NewRegistry(tools.Config{Logger: s.log, Unavailable: s.unavailable})
 	if err != nil {
 		panic(err) // the zero config cannot fail
 	}
@@ -124,7 +124,10 @@ func (s *Surfer) result(r *ActionResult) *tools.Result {
 func (s *Surfer) Offered() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := []string{"visit_url", "web_search", "refresh_page", "keypress", "sleep", "read_page", "create_tab", "stop_action", "summarize_page", "answer_question"}
+	names := []string{"visit_url", "web_search", "refresh_page", "keypress", "sleep", "read_page", "create_tab", "stop_action"}
+	if s.cfg.Model != nil {
+		names = append(names, "summarize_page", "answer_question")
+	}
 	if len(s.tabs) > 1 {
 		names = append(names, "switch_tab", "close_tab")
 	}
@@ -185,4 +188,56 @@ func (s *Surfer) Offered() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// unavailable says why a tool is not offered now, when there is a reason
+// a person would give ("already at the top of the page"); "" leaves the
+// refusal to list the tools that are available.
+func (s *Surfer) unavailable(tool string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch tool {
+	case "summarize_page", "answer_question":
+		if s.cfg.Model == nil {
+			return "no model is configured to read the page with; read_page returns the page's text"
+		}
+	case "switch_tab", "close_tab":
+		if len(s.tabs) <= 1 {
+			return "there is only one tab"
+		}
+	}
+	if s.closed || len(s.tabs) == 0 {
+		return ""
+	}
+	t := s.tabs[s.active]
+	o := s.last
+	if o == nil || o.tab != t {
+		if u := t.page.URL(); u == "" || u == "about:blank" {
+			return "no page is open yet: start with visit_url (or web_search)"
+		}
+		return ""
+	}
+	switch tool {
+	case "page_up":
+		return "already at the top of the page"
+	case "page_down":
+		return "already at the bottom of the page"
+	case "history_back":
+		return "there is no earlier page in this tab"
+	case "history_forward":
+		return "there is no later page in this tab"
+	case "click", "hover":
+		return "nothing on this page can be clicked"
+	case "input_text":
+		return "this page has no text field"
+	case "select_option":
+		return "this page has nothing to choose from"
+	case "scroll_element_up", "scroll_element_down":
+		return "no element on this page scrolls"
+	case "upload_file":
+		if s.sess.Info().UploadsDir == "" {
+			return "uploads are off: no uploads directory was given"
+		}
+	}
+	return ""
 }

@@ -83,7 +83,7 @@ func TestHTTPTools(t *testing.T) {
 	}
 	// page_up is not offered on a page that cannot scroll.
 	res = call(t, cs, "page_up", map[string]any{})
-	if !res.IsError || !strings.Contains(text(res), "not available now") {
+	if !res.IsError || !strings.Contains(text(res), "not available now: already at the top of the page") {
 		t.Errorf("page_up on a short page: IsError=%v %q", res.IsError, text(res))
 	}
 	// Bad arguments are refused by the registry's validation.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,7 +80,9 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 		se.log.Warn("opening a browser session", "err", err)
 		return errorResult(err.Error())
 	}
-	offered := append(b.surf.Offered(), WebsurferTool)
+	// Only tools this server lists: the surfer offers stop_action, which
+	// an MCP client does not have.
+	offered := append(slices.DeleteFunc(b.surf.Offered(), func(n string) bool { return slices.Contains(hidden, n) }), WebsurferTool)
 	t0 := time.Now()
 	res, err := b.reg.Call(ctx, name, args, offered...)
 	se.log.Debug("call", "tool", name, "ms", time.Since(t0).Milliseconds(), "err", err)
