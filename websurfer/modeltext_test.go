@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/surfkit/surf/internal/browsertest"
 )
@@ -77,5 +78,22 @@ func TestUnavailableToolsSayWhy(t *testing.T) {
 	}
 	if got := call("switch_tab", `{"index": 0}`); !strings.Contains(got, "there is only one tab") {
 		t.Errorf("switch_tab with one tab: %q", got)
+	}
+}
+
+// TestTimingJSONInMilliseconds: durations in JSON are milliseconds, named
+// so, like every duration surf writes.
+func TestTimingJSONInMilliseconds(t *testing.T) {
+	in := Timing{Total: 63125 * time.Microsecond, Screenshot: 40 * time.Millisecond}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"total_ms":63.125`) || !strings.Contains(string(b), `"screenshot_ms":40.000`) {
+		t.Errorf("timing as JSON: %s", b)
+	}
+	var out Timing
+	if err := json.Unmarshal(b, &out); err != nil || out != in {
+		t.Errorf("round trip: %+v, %v; want %+v", out, err, in)
 	}
 }

@@ -167,6 +167,36 @@ type Timing struct {
 	Text       time.Duration `json:"text"`
 }
 
+// timingJSON is Timing as JSON: milliseconds, as every duration surf
+// writes (the journal's too), with the unit in the name.
+type timingJSON struct {
+	Total      Duration `json:"total_ms"`
+	Screenshot Duration `json:"screenshot_ms"`
+	Decode     Duration `json:"decode_ms"`
+	Snapshot   Duration `json:"snapshot_ms"`
+	AX         Duration `json:"ax_ms"`
+	Image      Duration `json:"image_ms"`
+	Parse      Duration `json:"parse_ms"`
+	Text       Duration `json:"text_ms"`
+}
+
+// MarshalJSON writes the phases in milliseconds ("total_ms": 63.125).
+func (t Timing) MarshalJSON() ([]byte, error) {
+	return json.Marshal(timingJSON{Duration(t.Total), Duration(t.Screenshot), Duration(t.Decode), Duration(t.Snapshot),
+		Duration(t.AX), Duration(t.Image), Duration(t.Parse), Duration(t.Text)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *Timing) UnmarshalJSON(b []byte) error {
+	var j timingJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*t = Timing{time.Duration(j.Total), time.Duration(j.Screenshot), time.Duration(j.Decode), time.Duration(j.Snapshot),
+		time.Duration(j.AX), time.Duration(j.Image), time.Duration(j.Parse), time.Duration(j.Text)}
+	return nil
+}
+
 // elementRef is what surf keeps of an id: where the element lives and
 // where it was.
 type elementRef struct {

@@ -114,9 +114,12 @@ Examples:
 		if err := j.Close(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("writing the journal: %w", err)
 		}
+		reported := ""
 		if *reportPath != "" {
 			if err := writeReport(*journalPath, *reportPath); err != nil {
 				fmt.Fprintf(cli.Stderr, "surf: error: writing the report: %v\n", err)
+			} else {
+				reported = *reportPath
 			}
 		}
 		if end == nil {
@@ -124,7 +127,10 @@ Examples:
 		}
 		if *asJSON {
 			out := map[string]any{"end_reason": end.EndReason, "answer": end.Answer, "steps": end.N,
-				"tokens": end.Total.Total, "seconds": time.Since(start).Seconds(), "journal": *journalPath}
+				"tokens": end.Total.Total, "duration_ms": time.Since(start).Milliseconds(), "journal": *journalPath}
+			if reported != "" {
+				out["report"] = reported
+			}
 			if runErr != nil {
 				out["error"] = runErr.Error()
 			}
@@ -137,6 +143,9 @@ Examples:
 				fmt.Fprintf(cli.Stdout, "answer: %s\n", end.Answer)
 			}
 			fmt.Fprintf(cli.Stdout, "journal: %s\n", *journalPath)
+			if reported != "" {
+				fmt.Fprintf(cli.Stdout, "report: %s\n", reported)
+			}
 		}
 		if runErr != nil {
 			return runErr

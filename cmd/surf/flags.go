@@ -24,6 +24,9 @@ func parseFlags(c *command, fs *pflag.FlagSet, args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return &usageError{cmd: c, msg: helpRequested}
 		}
+		if ue := unknownFlagError(c, fs, err); ue != nil {
+			return ue
+		}
 		return usagef(c, "%v", err)
 	}
 	return nil

@@ -62,6 +62,9 @@ type CLI struct {
 type usageError struct {
 	cmd *command
 	msg string
+	// hint, when set, is printed instead of the whole usage text: the
+	// mistake is small (a mistyped flag) and the hint names the fix.
+	hint string
 }
 
 func (e *usageError) Error() string { return e.msg }
@@ -159,7 +162,7 @@ func (cli *CLI) Run(ctx context.Context, args []string) int {
 				fmt.Fprintln(cli.Stdout, strings.TrimSpace(c.usage))
 				return 0
 			}
-			fmt.Fprintf(cli.Stderr, "surf: error: unknown command %q\n", args[1])
+			fmt.Fprintf(cli.Stderr, "surf: error: unknown command %q\nsurf: hint: %s\n", args[1], unknownCommandHint(args[1]))
 			return 2
 		}
 		cli.printHelp()
@@ -170,7 +173,7 @@ func (cli *CLI) Run(ctx context.Context, args []string) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(cli.Stderr, "surf: error: unknown command %q\nsurf: hint: run 'surf help' for the list of commands\n", name)
+		fmt.Fprintf(cli.Stderr, "surf: error: unknown command %q\nsurf: hint: %s\n", name, unknownCommandHint(name))
 		return 2
 	}
 	return cli.report(c.run(ctx, cli, args[1:]))
@@ -194,6 +197,10 @@ func (cli *CLI) report(err error) int {
 		if ue.msg == helpRequested {
 			fmt.Fprintln(cli.Stdout, strings.TrimSpace(ue.cmd.usage))
 			return 0
+		}
+		if ue.hint != "" {
+			fmt.Fprintf(cli.Stderr, "surf: error: %s\nsurf: hint: %s\n", ue.msg, ue.hint)
+			return 2
 		}
 		fmt.Fprintf(cli.Stderr, "surf: error: %s\n\n%s\n", ue.msg, strings.TrimSpace(ue.cmd.usage))
 		return 2
