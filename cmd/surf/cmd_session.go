@@ -52,6 +52,7 @@ session with different flags is refused (close it first).
 Flags:
   --session NAME      the session (default "default", or $SURF_SESSION)
   --idle DURATION     close the session after this long without a command (default 10m)
+  --json              print the outcome and the observation as one JSON object
 ` + browserFlagsHelp + `
 
 ` + sessionHelp + `
@@ -67,6 +68,7 @@ Example:
 		fs := newFlags(c)
 		name := addSessionFlag(fs, cli)
 		idle := fs.Duration("idle", 0, "")
+		asJSON := fs.Bool("json", false, "")
 		bf := addBrowserFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
@@ -118,6 +120,9 @@ Example:
 		resp, err := conn.Call(ctx, daemon.Request{Tool: reqOpen, Args: a})
 		if err != nil {
 			return err
+		}
+		if *asJSON {
+			return printJSON(cli, *name, "open", resp)
 		}
 		if !resp.OK {
 			return responseError(resp)
@@ -245,6 +250,7 @@ func registerAction(a *sessionAction) {
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)
 		name := addSessionFlag(fs, cli)
+		asJSON := fs.Bool("json", false, "")
 		var build func([]string) (daemon.Request, string)
 		if a.flags != nil {
 			build = a.flags(fs)
@@ -269,6 +275,13 @@ func registerAction(a *sessionAction) {
 		if msg != "" {
 			return usagef(c, "%s", msg)
 		}
+		if *asJSON && a.after == nil {
+			resp, err := rawCallSession(ctx, cli, *name, req)
+			if err != nil {
+				return err
+			}
+			return printJSON(cli, *name, a.name, resp)
+		}
 		resp, err := callSession(ctx, cli, *name, req)
 		if err != nil {
 			return err
@@ -282,10 +295,43 @@ func registerAction(a *sessionAction) {
 	register(c)
 }
 
+// printJSON prints a session command's outcome as one JSON object:
+// {"ok", "session", "command", "text", "observation"} on success, with
+// "error", "hint" and "exit_code" instead of text on failure, and ends
+// with the exit code the text form would have.
+func printJSON(cli *CLI, session, cmd string, resp *daemon.Response) error {
+	out := struct {
+		OK          bool            `json:"ok"`
+		Session     string          `json:"session"`
+		Command     string          `json:"command"`
+		Text        string          `json:"text,omitempty"`
+		Error       string          `json:"error,omitempty"`
+		Hint        string          `json:"hint,omitempty"`
+		ExitCode    int             `json:"exit_code"`
+		Observation json.RawMessage `json:"observation,omitempty"`
+	}{resp.OK, session, cmd, resp.Text, resp.Error, resp.Hint, 0, resp.Observation}
+	if !resp.OK {
+		out.Text, out.ExitCode = "", resp.ExitCode
+		if out.ExitCode == 0 {
+			out.ExitCode = 1
+		}
+	}
+	enc := json.NewEncoder(cli.Stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	if out.ExitCode != 0 {
+		return &exitError{code: out.ExitCode}
+	}
+	return nil
+}
+
 // actionUsage adds --session to an action's flags and a pointer to
 // 'surf help open' before its example.
 func actionUsage(u string) string {
-	const session = "  --session NAME      the session (default \"default\", or $SURF_SESSION)\n"
+	const session = "  --session NAME      the session (default \"default\", or $SURF_SESSION)\n" +
+		"  --json              print the outcome and the observation as one JSON object\n"
 	if i := strings.Index(u, "Flags:\n"); i >= 0 {
 		i += len("Flags:\n")
 		u = u[:i] + session + u[i:]

@@ -73,6 +73,18 @@ func noSessionError(name string) error {
 // its response; a failed response is returned as an error carrying the
 // daemon's message, hint and exit code.
 func callSession(ctx context.Context, cli *CLI, name string, req daemon.Request) (*daemon.Response, error) {
+	resp, err := rawCallSession(ctx, cli, name, req)
+	if err != nil {
+		return nil, err
+	}
+	if !resp.OK {
+		return nil, responseError(resp)
+	}
+	return resp, nil
+}
+
+// rawCallSession is callSession that returns a failed response as it is.
+func rawCallSession(ctx context.Context, cli *CLI, name string, req daemon.Request) (*daemon.Response, error) {
 	p, err := sessionPaths(cli, name)
 	if err != nil {
 		return nil, err
@@ -85,14 +97,7 @@ func callSession(ctx context.Context, cli *CLI, name string, req daemon.Request)
 		return nil, err
 	}
 	defer c.Close()
-	resp, err := c.Call(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	if !resp.OK {
-		return nil, responseError(resp)
-	}
-	return resp, nil
+	return c.Call(ctx, req)
 }
 
 // responseError turns a failed response into the CLI's error.

@@ -210,6 +210,23 @@ func (h *sessionHandler) closeBrowser() {
 }
 
 func (h *sessionHandler) Handle(ctx context.Context, req daemon.Request) daemon.Response {
+	resp := h.handle(ctx, req)
+	switch req.Tool {
+	case reqStatus, reqClose, reqScreenshot:
+	default:
+		// Actions, open, observe and tabs: the latest observation, for
+		// clients that print JSON.
+		if obs := h.b.surf.Last(); obs != nil && !h.closing.Load() {
+			resp.Observation, _ = json.Marshal(struct {
+				*websurfer.Observation
+				Text string `json:"text"`
+			}{obs, obs.Text()})
+		}
+	}
+	return resp
+}
+
+func (h *sessionHandler) handle(ctx context.Context, req daemon.Request) daemon.Response {
 	switch req.Tool {
 	case reqStatus:
 		b, _ := json.Marshal(h.status)

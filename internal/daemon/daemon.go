@@ -84,6 +84,9 @@ type Response struct {
 	// ExitFailed or ExitUsage (or another code the handler chose) on
 	// failure.
 	ExitCode int `json:"exit_code,omitempty"`
+	// Observation is the session's latest observation as JSON, when the
+	// request made or kept one (a client's --json prints it).
+	Observation json.RawMessage `json:"observation,omitempty"`
 }
 
 // Fail returns a failed Response with err's message, a hint (may be empty)
