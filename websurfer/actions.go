@@ -457,6 +457,13 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 		}
 		return toolErr("could not check element %d: %s", el.ID, shortErr(err))
 	}
+	if !hitsElement(hit, r) {
+		// The click point is not free (a clip-path, a partial cover):
+		// another point of the element may be.
+		if found, err := s.movePointToFree(ctx, r); err != nil || found {
+			return err
+		}
+	}
 	if hit == nil {
 		return toolErr("element %d %s %s is covered by something surf has not seen yet; observe again", el.ID, el.Role, q(el.Name, 60))
 	}
@@ -481,13 +488,18 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 // itself is not covered). It returns the node as known to the observation
 // snapshot, or nil for a node the snapshot did not have.
 func (s *Surfer) hitTest(ctx context.Context, r *elementRef) (*snapNode, *frameSnap, error) {
+	return s.hitTestAt(ctx, r, r.clickX, r.clickY)
+}
+
+// hitTestAt is hitTest at another point of the viewport.
+func (s *Surfer) hitTestAt(ctx context.Context, r *elementRef, px, py float64) (*snapNode, *frameSnap, error) {
 	// Outer frames first: each iframe on the way must be on top.
 	var chain []*frameSnap
 	for fs := r.src; fs != nil; fs = fs.parent {
 		chain = append([]*frameSnap{fs}, chain...)
 	}
 	for i, fs := range chain {
-		x, y := r.clickX, r.clickY
+		x, y := px, py
 		if fs.owner != nil {
 			c := fs.owner.contentBox()
 			x, y = x-c.X, y-c.Y
