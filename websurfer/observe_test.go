@@ -68,6 +68,8 @@ var perceptionFixtures = []struct {
 	{"shadow.html", 0},
 	{"overlay.html", 0},
 	{"scroll.html", 700},
+	{"hscroll.html", 0},
+	{"partly-covered.html", 0},
 	{"hidden.html", 0},
 	{"disabled.html", 0},
 	{"dense.html", 0},
