@@ -24,6 +24,18 @@ func TestClickClipPath(t *testing.T) {
 	}
 }
 
+// TestClickClipPathUnread clicks a button cut by a clip-path shape surf
+// does not read (a path()): the observation's click point is cut away, and
+// the browser's hit test finds a point that is shown.
+func TestClickClipPathUnread(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/clip-path-path.html")
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Path offer")))
+	if got := f.js(`document.getElementById('log').textContent`); got != "path clicked" {
+		t.Errorf("the page logged %v", got)
+	}
+}
+
 // TestClickPartlyCovered clicks a button whose middle a badge covers, then
 // the same button after something the observation has not seen covers the
 // point surf chose: the click goes to a part that is still free.

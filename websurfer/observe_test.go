@@ -69,6 +69,7 @@ var perceptionFixtures = []struct {
 	{"overlay.html", 0},
 	{"scroll.html", 700},
 	{"hscroll.html", 0},
+	{"clip-path.html", 0},
 	{"partly-covered.html", 0},
 	{"hidden.html", 0},
 	{"disabled.html", 0},
