@@ -27,7 +27,8 @@ type WebSearchArgs struct {
 }
 
 // TargetArgs is the input of tools that act on one element: click, hover,
-// scroll_element_up and scroll_element_down.
+// scroll_element_up, scroll_element_down, scroll_element_left and
+// scroll_element_right.
 type TargetArgs struct {
 	TargetID int `json:"target_id" jsonschema:"The id of the element: the number on its label in the screenshot and in the element list." schema:"minimum=1,maximum=1000000"`
 }
@@ -124,6 +125,22 @@ var (
 		Name:        "scroll_element_down",
 		Description: "Scroll down inside the element with the given id by turning the mouse wheel over it. Use it for scrollable boxes within the page (lists, menus, chat panels, side bars) that page_down does not move.",
 	}
+	PageLeft = Spec[NoArgs]{
+		Name:        "page_left",
+		Description: "Scroll the page left by one viewport width minus a small overlap, on a page wider than the window. It scrolls the page itself; for a scrollable box inside the page use scroll_element_left.",
+	}
+	PageRight = Spec[NoArgs]{
+		Name:        "page_right",
+		Description: "Scroll the page right by one viewport width minus a small overlap, on a page wider than the window. It scrolls the page itself; for a scrollable box inside the page use scroll_element_right.",
+	}
+	ScrollElementLeft = Spec[TargetArgs]{
+		Name:        "scroll_element_left",
+		Description: "Scroll left inside the element with the given id by turning the mouse wheel sideways over it. Use it for boxes that scroll sideways (carousels, wide tables, tab strips) when an element is scrolled out of view inside it to the left.",
+	}
+	ScrollElementRight = Spec[TargetArgs]{
+		Name:        "scroll_element_right",
+		Description: "Scroll right inside the element with the given id by turning the mouse wheel sideways over it. Use it for boxes that scroll sideways (carousels, wide tables, tab strips) when an element is scrolled out of view inside it to the right.",
+	}
 	Click = Spec[TargetArgs]{
 		Name:        "click",
 		Description: "Click the element with the given id.",
@@ -199,6 +216,7 @@ func Catalog() []CatalogEntry {
 	return []CatalogEntry{
 		entry(VisitURL), entry(WebSearch), entry(HistoryBack), entry(HistoryForward), entry(RefreshPage),
 		entry(PageUp), entry(PageDown), entry(ScrollElementUp), entry(ScrollElementDown),
+		entry(PageLeft), entry(PageRight), entry(ScrollElementLeft), entry(ScrollElementRight),
 		entry(Click), entry(InputText), entry(Hover), entry(SelectOption), entry(Keypress), entry(UploadFile),
 		entry(CreateTab), entry(SwitchTab), entry(CloseTab),
 		entry(Sleep), entry(ReadPage), entry(SummarizePage), entry(AnswerQuestion),

@@ -68,6 +68,8 @@ func catalogTools(rec *recorder) []*tools.Tool {
 		bindRecorded(rec, tools.HistoryBack), bindRecorded(rec, tools.HistoryForward), bindRecorded(rec, tools.RefreshPage),
 		bindRecorded(rec, tools.PageUp), bindRecorded(rec, tools.PageDown),
 		bindRecorded(rec, tools.ScrollElementUp), bindRecorded(rec, tools.ScrollElementDown),
+		bindRecorded(rec, tools.PageLeft), bindRecorded(rec, tools.PageRight),
+		bindRecorded(rec, tools.ScrollElementLeft), bindRecorded(rec, tools.ScrollElementRight),
 		bindRecorded(rec, tools.Click), bindRecorded(rec, tools.InputText), bindRecorded(rec, tools.Hover),
 		bindRecorded(rec, tools.SelectOption), bindRecorded(rec, tools.Keypress), bindRecorded(rec, tools.UploadFile),
 		bindRecorded(rec, tools.CreateTab), bindRecorded(rec, tools.SwitchTab), bindRecorded(rec, tools.CloseTab),

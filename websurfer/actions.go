@@ -323,26 +323,28 @@ func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
 const pageOverlap = 50
 
 // PageDown scrolls the page down by one viewport, less a small overlap.
-func (s *Surfer) PageDown(ctx context.Context) (*ActionResult, error) { return s.scrollPage(ctx, 1) }
+func (s *Surfer) PageDown(ctx context.Context) (*ActionResult, error) { return s.scrollPage(ctx, 0, 1) }
 
 // PageUp scrolls the page up by one viewport, less a small overlap.
-func (s *Surfer) PageUp(ctx context.Context) (*ActionResult, error) { return s.scrollPage(ctx, -1) }
+func (s *Surfer) PageUp(ctx context.Context) (*ActionResult, error) { return s.scrollPage(ctx, 0, -1) }
 
-func (s *Surfer) scrollPage(ctx context.Context, dir int) (*ActionResult, error) {
+// scrollPage scrolls the page by one viewport, less a small overlap, in a
+// direction: dx -1 left, 1 right; dy -1 up, 1 down (one of them 0).
+func (s *Surfer) scrollPage(ctx context.Context, dx, dy int) (*ActionResult, error) {
 	t, unlock, err := s.begin()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	var pos struct{ Before, After float64 }
-	expr := fmt.Sprintf(`(() => { const b = scrollY; scrollBy(0, %d * Math.max(innerHeight - %d, 1)); return {Before: b, After: scrollY}; })()`, dir, pageOverlap)
+	expr := fmt.Sprintf(`(() => { const b = scrollX + scrollY; scrollBy(%d * Math.max(innerWidth - %d, 1), %d * Math.max(innerHeight - %d, 1)); return {Before: b, After: scrollX + scrollY}; })()`, dx, pageOverlap, dy, pageOverlap)
+	word := scrollWord(dx, dy)
 	if err := t.evaluate(ctx, t.sess, expr, &pos); err != nil {
 		if browserGone(err) || ctx.Err() != nil {
 			return nil, errors.Join(ctx.Err(), err)
 		}
 		return nil, toolErr("could not scroll the page: %s", shortErr(err))
 	}
-	word := map[int]string{-1: "up", 1: "down"}[dir]
 	if pos.Before == pos.After {
 		return nil, toolErr("the page cannot scroll %s any further", word)
 	}
@@ -360,6 +362,12 @@ func abs(f float64) float64 {
 // ScrollElement scrolls an element's content with the mouse wheel over it,
 // so inner scroll containers scroll (dir -1 up, 1 down).
 func (s *Surfer) ScrollElement(ctx context.Context, id, dir int) (*ActionResult, error) {
+	return s.scrollElement(ctx, id, 0, dir)
+}
+
+// scrollElement turns the mouse wheel over an element: dx -1 left, 1
+// right; dy -1 up, 1 down (one of them 0), by most of its visible size.
+func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResult, error) {
 	t, unlock, err := s.begin()
 	if err != nil {
 		return nil, err
@@ -373,15 +381,17 @@ func (s *Surfer) ScrollElement(ctx context.Context, id, dir int) (*ActionResult,
 		return nil, toolErr("element %d %s %s is not on screen (%s); scroll the page to it first", id, r.el.Role, q(r.el.Name, 60), r.el.Where)
 	}
 	step := max(r.vis.H*0.8, 40)
+	if dx != 0 {
+		step = max(r.vis.W*0.8, 40)
+	}
 	if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
-	if err := t.page.Mouse().Wheel(0, float64(dir)*step); err != nil {
+	if err := t.page.Mouse().Wheel(float64(dx)*step, float64(dy)*step); err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
 	s.settle(ctx, t, t.nav.Load())
-	word := map[int]string{-1: "up", 1: "down"}[dir]
-	return s.finish(ctx, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", word, int(step), q(r.el.Name, 60), id))
+	return s.finish(ctx, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", scrollWord(dx, dy), int(step), q(r.el.Name, 60), id))
 }
 
 // target resolves an id of the latest observation for an action.
@@ -443,10 +453,10 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 	el := r.el
 	switch el.Where {
 	case Above, Below, Left, Right:
-		return toolErr("element %d %s %s is %s the viewport; scroll to it first (page_up / page_down)", el.ID, el.Role, q(el.Name, 60), map[Location]string{Above: "above", Below: "below", Left: "left of", Right: "right of"}[el.Where])
+		return toolErr("element %d %s %s is %s the viewport; scroll to it first (%s)", el.ID, el.Role, q(el.Name, 60), map[Location]string{Above: "above", Below: "below", Left: "left of", Right: "right of"}[el.Where], pageScrollTool(el.Where))
 	case Clipped:
 		if el.Container != 0 {
-			return toolErr("element %d %s %s is scrolled out of view inside element %d; scroll that element first", el.ID, el.Role, q(el.Name, 60), el.Container)
+			return toolErr("element %d %s %s is scrolled out of view inside element %d; scroll that element first%s", el.ID, el.Role, q(el.Name, 60), el.Container, elementScrollHint(el))
 		}
 		return toolErr("element %d %s %s is scrolled out of view inside its container", el.ID, el.Role, q(el.Name, 60))
 	}
@@ -456,6 +466,13 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 			return err
 		}
 		return toolErr("could not check element %d: %s", el.ID, shortErr(err))
+	}
+	if !hitsElement(hit, r) {
+		// The click point is not free (a clip-path, a partial cover):
+		// another point of the element may be.
+		if found, err := s.movePointToFree(ctx, r); err != nil || found {
+			return err
+		}
 	}
 	if hit == nil {
 		return toolErr("element %d %s %s is covered by something surf has not seen yet; observe again", el.ID, el.Role, q(el.Name, 60))
@@ -481,13 +498,18 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 // itself is not covered). It returns the node as known to the observation
 // snapshot, or nil for a node the snapshot did not have.
 func (s *Surfer) hitTest(ctx context.Context, r *elementRef) (*snapNode, *frameSnap, error) {
+	return s.hitTestAt(ctx, r, r.clickX, r.clickY)
+}
+
+// hitTestAt is hitTest at another point of the viewport.
+func (s *Surfer) hitTestAt(ctx context.Context, r *elementRef, px, py float64) (*snapNode, *frameSnap, error) {
 	// Outer frames first: each iframe on the way must be on top.
 	var chain []*frameSnap
 	for fs := r.src; fs != nil; fs = fs.parent {
 		chain = append([]*frameSnap{fs}, chain...)
 	}
 	for i, fs := range chain {
-		x, y := r.clickX, r.clickY
+		x, y := px, py
 		if fs.owner != nil {
 			c := fs.owner.contentBox()
 			x, y = x-c.X, y-c.Y

@@ -78,6 +78,10 @@ type Viewport struct {
 	Position  string `json:"position"`
 	MoreAbove bool   `json:"more_above"`
 	MoreBelow bool   `json:"more_below"`
+	// MoreLeft and MoreRight say the page is wider than the viewport and
+	// scrolls sideways that way.
+	MoreLeft  bool `json:"more_left,omitempty"`
+	MoreRight bool `json:"more_right,omitempty"`
 }
 
 // Element is an element the model can act on.
@@ -118,6 +122,10 @@ type Element struct {
 	Tag        string `json:"tag"`
 	InputType  string `json:"input_type,omitempty"`
 	Href       string `json:"href,omitempty"`
+
+	// ClippedSide is where a Clipped element is in its container (above,
+	// below, left or right): the way to scroll the container to show it.
+	ClippedSide Location `json:"clipped_side,omitempty"`
 }
 
 // Box is a rectangle in viewport CSS pixels.
@@ -325,9 +333,9 @@ func (e *Element) line() string {
 		}
 	case Clipped:
 		if e.Container != 0 {
-			fmt.Fprintf(&b, " (scrolled out of view inside %d)", e.Container)
+			fmt.Fprintf(&b, " (scrolled out of view inside %d%s)", e.Container, sideWords(e.ClippedSide))
 		} else {
-			b.WriteString(" (scrolled out of view inside its container)")
+			fmt.Fprintf(&b, " (scrolled out of view inside its container%s)", sideWords(e.ClippedSide))
 		}
 	}
 	return b.String()

@@ -282,6 +282,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	}
 	obs.Viewport.Shown, obs.Viewport.Position, obs.Viewport.MoreAbove, obs.Viewport.MoreBelow =
 		position(obs.Viewport.ScrollY, viewport.H, obs.Viewport.PageHeight)
+	obs.Viewport.horizontalExtent()
 
 	// Elements: candidates from every snapshot, located, ordered.
 	var cands []*candidate
@@ -667,7 +668,7 @@ func axTargets(cands []*candidate) []*candidate {
 func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps []*frameSnap, viewport rect, notes []string) {
 	obs.refs = map[int]*elementRef{}
 	listed := map[*snapNode]*Element{}
-	var onScreen, above, below, clipped []*candidate
+	var onScreen, above, below, clipped, left, right []*candidate
 	for _, c := range cands {
 		if c.ax == nil {
 			if c.where == InViewport || c.where == Covered {
@@ -691,6 +692,10 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 			below = append(below, c)
 		case Clipped:
 			clipped = append(clipped, c)
+		case Left:
+			left = append(left, c)
+		case Right:
+			right = append(right, c)
 		default:
 			obs.Unlisted[c.where]++
 		}
@@ -754,7 +759,7 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 			vpLine += "; more above"
 		}
 	}
-	tb.must(vpLine)
+	tb.must(withSideways(vpLine, obs.Viewport))
 	obs.Tabs = s.tabInfos()
 	if len(obs.Tabs) > 1 {
 		parts := make([]string, len(obs.Tabs))
@@ -829,7 +834,7 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 			p := e.short()
 			if c.where == Clipped && c.container != nil {
 				if ce, ok := listed[c.container]; ok {
-					p += fmt.Sprintf(" (inside %d)", ce.ID)
+					p += fmt.Sprintf(" (inside %d%s)", ce.ID, sideWords(clippedSide(c)))
 				}
 			}
 			label(e)
@@ -853,6 +858,8 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 	summary("above the viewport", above, Above)
 	summary("below the viewport", below, Below)
 	summary("scrolled out of view inside containers", clipped, Clipped)
+	summary("left of the viewport", left, Left)
+	summary("right of the viewport", right, Right)
 	for _, c := range append(append([]*candidate{}, onScreen...), clipped...) {
 		if e, ok := listed[c.n]; ok && c.where == Clipped && c.container != nil {
 			if ce, ok := listed[c.container]; ok {
@@ -939,6 +946,7 @@ func makeElement(c *candidate) *Element {
 		Where:    c.where,
 		Tag:      strings.ToLower(n.name),
 	}
+	e.ClippedSide = clippedSide(c)
 	if mapped, ok := chromeRoles[e.Role]; ok {
 		e.Role = mapped
 	}

@@ -11,7 +11,7 @@ import (
 
 // snapshotStyles are the computed styles surf asks DOMSnapshot for, in this
 // order (the style* constants index into them).
-var snapshotStyles = []string{"visibility", "cursor", "pointer-events", "overflow-x", "overflow-y", "position", "opacity", "display", "border-left-width", "border-top-width"}
+var snapshotStyles = []string{"visibility", "cursor", "pointer-events", "overflow-x", "overflow-y", "position", "opacity", "display", "border-left-width", "border-top-width", "clip-path"}
 
 const (
 	styleVisibility = iota
@@ -24,6 +24,7 @@ const (
 	styleDisplay
 	styleBorderLeft
 	styleBorderTop
+	styleClipPath
 )
 
 // rect is a box in CSS pixels.
@@ -527,6 +528,8 @@ type hitIndex struct {
 	x0    float64
 	y0    float64
 	cells [][]*snapNode
+	// clipPaths are the elements with a clip-path shape (see clipShape).
+	clipPaths map[*snapNode]*clipShape
 }
 
 const hitCell = 64
@@ -537,6 +540,7 @@ func (s *snapshot) buildHits() {
 	h.cols = int(math.Ceil(vp.W/hitCell)) + 1
 	h.rows = int(math.Ceil(vp.H/hitCell)) + 1
 	h.cells = make([][]*snapNode, h.cols*h.rows)
+	h.clipPaths = s.clipPaths()
 	for _, d := range s.docs {
 		for _, n := range d.nodes {
 			if !n.isElement() || !n.hasLayout || n.box.empty() {
@@ -599,7 +603,7 @@ func (s *snapshot) top(x, y float64) *snapNode {
 				break
 			}
 		}
-		if !in {
+		if !in || (h.clipPaths != nil && clippedAway(h.clipPaths, n, x, y)) {
 			continue
 		}
 		if best == nil || n.paint > best.paint ||

@@ -47,6 +47,14 @@ func (s *Surfer) Tools() *tools.Registry {
 		tools.ScrollElementDown.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.ScrollElement(ctx, in.TargetID, 1) })(ctx)
 		}),
+		tools.PageLeft.Bind(noArgs(s.PageLeft)),
+		tools.PageRight.Bind(noArgs(s.PageRight)),
+		tools.ScrollElementLeft.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.ScrollElementSideways(ctx, in.TargetID, -1) })(ctx)
+		}),
+		tools.ScrollElementRight.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.ScrollElementSideways(ctx, in.TargetID, 1) })(ctx)
+		}),
 		tools.Click.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.Click(ctx, in.TargetID) })(ctx)
 		}),
@@ -118,7 +126,9 @@ func (s *Surfer) result(r *ActionResult) *tools.Result {
 }
 
 // Offered lists the tools that make sense on the page as last observed:
-// page_up only when the page can scroll up, tab tools only with several
+// page_up only when the page can scroll up (page_left and page_right only
+// on a page wider than the viewport, scroll_element_left and _right only
+// with an element that scrolls sideways), tab tools only with several
 // tabs, select_option only with something to choose from, and so on.
 // Before the first observation every navigation tool is offered.
 func (s *Surfer) Offered() []string {
@@ -154,7 +164,13 @@ func (s *Surfer) Offered() []string {
 	if o.Viewport.MoreBelow {
 		names = append(names, "page_down")
 	}
-	var click, input, sel, scroll, upload bool
+	if o.Viewport.MoreLeft {
+		names = append(names, "page_left")
+	}
+	if o.Viewport.MoreRight {
+		names = append(names, "page_right")
+	}
+	var click, input, sel, scroll, sideways, upload bool
 	for _, e := range o.Elements {
 		click = true
 		switch e.Role {
@@ -164,8 +180,11 @@ func (s *Surfer) Offered() []string {
 		if e.Tag == "select" || e.Role == "combobox" || e.Role == "listbox" || e.Role == "option" {
 			sel = true
 		}
-		if e.Scrollable != "" {
+		if e.Scrollable == "vertical" || e.Scrollable == "both" {
 			scroll = true
+		}
+		if e.scrollsSideways() {
+			sideways = true
 		}
 		if e.InputType == "file" && s.sess.Info().UploadsDir != "" {
 			upload = true
@@ -182,6 +201,9 @@ func (s *Surfer) Offered() []string {
 	}
 	if scroll {
 		names = append(names, "scroll_element_up", "scroll_element_down")
+	}
+	if sideways {
+		names = append(names, "scroll_element_left", "scroll_element_right")
 	}
 	if upload || (click && s.sess.Info().UploadsDir != "") {
 		names = append(names, "upload_file")

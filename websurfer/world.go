@@ -18,9 +18,16 @@ import (
 // Scripts surf runs there (scrolling the page, choosing a native option)
 // cannot be seen or tampered with by the page's scripts, which live in
 // the main world.
+//
+// A world belongs to one document: a frame keeps its id across
+// navigations, but each new document needs a world of its own (the old
+// one may even live on, for the back/forward cache, and a node of the new
+// document cannot be resolved in it). So each frame's world is kept with
+// the loader id of the document it was made for, and made again when the
+// frame's document changed.
 type isolatedWorld struct {
 	mu  sync.Mutex
-	ids map[worldKey]runtime.ExecutionContextID
+	ids map[worldKey]docWorld
 }
 
 type worldKey struct {
@@ -28,41 +35,67 @@ type worldKey struct {
 	frame string
 }
 
+// docWorld is the world made for one document of a frame.
+type docWorld struct {
+	loader string // the document's loader id
+	id     runtime.ExecutionContextID
+}
+
 // worldName is the name of surf's isolated worlds.
 const worldName = "surf"
 
-// context returns the isolated world of a frame of a session, creating it
-// when needed. frame "" means the session's main frame.
+// context returns the isolated world of the current document of a frame of
+// a session, creating it when needed. frame "" means the session's main
+// frame.
 func (w *isolatedWorld) context(ctx context.Context, sess *cdpSession, frame string) (runtime.ExecutionContextID, error) {
-	if frame == "" {
-		var tree page.GetFrameTreeResult
-		if err := sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
-			return 0, err
-		}
-		if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
-			return 0, errors.New("the page has no main frame")
-		}
-		frame = string(tree.FrameTree.Frame.ID)
+	var tree page.GetFrameTreeResult
+	if err := sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
+		return 0, err
 	}
-	k := worldKey{sess, frame}
+	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
+		return 0, errors.New("the page has no main frame")
+	}
+	f := tree.FrameTree.Frame
+	if frame != "" {
+		if f = findFrame(tree.FrameTree, frame); f == nil {
+			return 0, errors.New("the element's frame is gone from the page")
+		}
+	}
+	k := worldKey{sess, string(f.ID)}
 	w.mu.Lock()
-	id, ok := w.ids[k]
+	cur, ok := w.ids[k]
 	w.mu.Unlock()
-	if ok {
-		return id, nil
+	if ok && cur.loader == string(f.LoaderID) {
+		return cur.id, nil
 	}
 	no := false
-	res, err := cdp.Call(ctx, sess, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: cdp.FrameID(frame), WorldName: worldName, GrantUniveralAccess: &no})
+	res, err := cdp.Call(ctx, sess, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: f.ID, WorldName: worldName, GrantUniveralAccess: &no})
 	if err != nil {
 		return 0, fmt.Errorf("creating surf's script world: %w", err)
 	}
 	w.mu.Lock()
 	if w.ids == nil {
-		w.ids = map[worldKey]runtime.ExecutionContextID{}
+		w.ids = map[worldKey]docWorld{}
 	}
-	w.ids[k] = res.ExecutionContextID
+	w.ids[k] = docWorld{loader: string(f.LoaderID), id: res.ExecutionContextID}
 	w.mu.Unlock()
 	return res.ExecutionContextID, nil
+}
+
+// findFrame finds a frame by id in a frame tree.
+func findFrame(t *page.FrameTree, id string) *cdp.Frame {
+	if t == nil || t.Frame == nil {
+		return nil
+	}
+	if string(t.Frame.ID) == id {
+		return t.Frame
+	}
+	for _, c := range t.ChildFrames {
+		if f := findFrame(c, id); f != nil {
+			return f
+		}
+	}
+	return nil
 }
 
 // forget drops the cached world of a frame (after its context died).
@@ -111,7 +144,7 @@ func (t *tab) callOn(ctx context.Context, sess *cdpSession, frame string, backen
 		}
 		obj, err := cdp.Call(ctx, sess, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: backend, ExecutionContextID: id})
 		if err != nil {
-			if attempt == 0 && contextGone(err) {
+			if attempt == 0 && (contextGone(err) || otherDocument(err)) {
 				t.world.forget(sess, frame)
 				continue
 			}
@@ -157,6 +190,13 @@ func decodeRemote(r *runtime.RemoteObject, exc *runtime.ExceptionDetails, out an
 func contextGone(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "context with specified id") || strings.Contains(s, "Execution context was destroyed")
+}
+
+// otherDocument reports the browser refusing to resolve a node in a world
+// of another document than the node's: the world is stale (or the node is
+// gone, which a fresh world tells).
+func otherDocument(err error) bool {
+	return strings.Contains(err.Error(), "does not belong to the document")
 }
 
 func firstLine(s string) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -455,19 +456,21 @@ Example:
 	},
 	{
 		name:    "scroll",
-		summary: "session: scroll the page, or an element, up or down",
-		usage: `Usage: surf scroll down|up [ID] [--session NAME]
+		summary: "session: scroll the page, or an element, up, down, left or right",
+		usage: `Usage: surf scroll down|up|left|right [ID] [--session NAME]
 
 Scrolls the page by about one viewport, or with ID the scrollable element
-with that id (a list, a side bar).
+with that id (a list, a side bar, a carousel). left and right scroll
+sideways: a page wider than the window, or a box that scrolls sideways.
 
 Example:
   surf scroll down
-  surf scroll up 9`,
+  surf scroll up 9
+  surf scroll right 4`,
 		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
 			return func(args []string) (daemon.Request, string) {
-				if len(args) < 1 || len(args) > 2 || (args[0] != "up" && args[0] != "down") {
-					return daemon.Request{}, "it takes up or down, and optionally an element id"
+				if len(args) < 1 || len(args) > 2 || !slices.Contains([]string{"up", "down", "left", "right"}, args[0]) {
+					return daemon.Request{}, "it takes up, down, left or right, and optionally an element id"
 				}
 				if len(args) == 1 {
 					return request("page_"+args[0], nil), ""
