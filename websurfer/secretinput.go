@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -24,14 +26,18 @@ func (s *Surfer) secretTarget(ctx context.Context, t *tab, r *elementRef, text s
 		return "", s.frameErr(ctx, r, err)
 	}
 	own := frames[0]
+	origin, err := s.documentOrigin(ctx, t, r, own)
+	if err != nil {
+		return "", err
+	}
 	where := ""
 	if r.inFrame() {
-		where = fmt.Sprintf(" (element %d is in a frame from %s)", r.el.ID, q(own.SecurityOrigin, 100))
+		where = fmt.Sprintf(" (element %d is in a frame from %s)", r.el.ID, q(origin, 100))
 	}
-	host, ok := originHost(own.SecurityOrigin)
+	host, ok := originHost(origin)
 	var real string
 	if !ok {
-		err = &policy.SecretError{Reason: fmt.Sprintf("no secret may be typed into element %d: its frame has no network origin (%s)", r.el.ID, q(own.SecurityOrigin, 100))}
+		err = &policy.SecretError{Reason: fmt.Sprintf("no secret may be typed into element %d: its frame has no network origin (%s)", r.el.ID, q(origin, 100))}
 		where = ""
 	} else {
 		real, err = s.pol.Substitute(text, host)
@@ -41,6 +47,32 @@ func (s *Surfer) secretTarget(ctx context.Context, t *tab, r *elementRef, text s
 		return "", toolErr("%v%s", err, where)
 	}
 	return real, nil
+}
+
+// documentOrigin is the origin of the document that holds the element of
+// r, in frame f. The browser's frame tree has it for a frame with a
+// network URL; a frame without one (about:srcdoc, about:blank) has its
+// origin from the page that made it, or an opaque one if sandboxed, which
+// only the document itself knows: surf's own script world there reads it,
+// where the page's scripts cannot change what it sees.
+func (s *Surfer) documentOrigin(ctx context.Context, t *tab, r *elementRef, f *cdp.Frame) (string, error) {
+	if _, ok := originHost(f.SecurityOrigin); ok {
+		if u, err := url.Parse(f.URL); err == nil && isWebScheme(u.Scheme) {
+			return f.SecurityOrigin, nil
+		}
+	}
+	var origin string
+	err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, `function () { return this.ownerDocument === document ? String(self.origin) : ''; }`, nil, &origin)
+	if err != nil {
+		if ctx.Err() != nil || browserGone(err) {
+			return "", errors.Join(ctx.Err(), err)
+		}
+		return "", toolErr("could not tell where element %d is: %s; nothing was typed", r.el.ID, shortErr(err))
+	}
+	if origin == "" {
+		return "", toolErr("element %d is no longer in the page it was observed in; nothing was typed (observe again)", r.el.ID)
+	}
+	return origin, nil
 }
 
 // setSecret is how a secret is typed: no keystrokes, which a page could
