@@ -108,7 +108,7 @@ func TestSecretFollowsTheFrame(t *testing.T) {
 			denied.Store(true)
 		}
 	}})
-	f.load(sites.A+"/adversarial/secret-frame.html")
+	f.load(sites.A + "/adversarial/secret-frame.html")
 	args := func(id int) string {
 		return fmt.Sprintf(`{"input_field_id": %d, "text_value": "<secret:PASSWORD>", "press_enter": false}`, id)
 	}
@@ -148,7 +148,7 @@ func TestSecretFocusCannotBeMoved(t *testing.T) {
 		for _, to := range []string{"frame", "decoy"} {
 			t.Run(on+"-"+to, func(t *testing.T) {
 				f.t = t
-				f.load(sites.A+"/adversarial/secret-focus.html?on="+on+"&to="+to)
+				f.load(sites.A + "/adversarial/secret-focus.html?on=" + on + "&to=" + to)
 				pw := f.id("textbox", "Password")
 				res := f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "<secret:PASSWORD>", "press_enter": true}`, pw))
 				if got := f.js(`document.getElementById('pw').value`); got != frameSecret {
@@ -176,13 +176,13 @@ func TestTypingStopsWhenFocusMoves(t *testing.T) {
 	sites := browsertest.ServeSites(t)
 	serveAdversarial(t, sites, "secret-focus.html", "secret-sink.html")
 	f := newFixtureOn(t, sites, Config{}, sandbox.SessionConfig{})
-	f.load(sites.A+"/adversarial/secret-focus.html?on=focus&to=frame")
+	f.load(sites.A + "/adversarial/secret-focus.html?on=focus&to=frame")
 	f.fail("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "hello"}`, f.id("textbox", "Password")), "as soon as surf focused it; nothing was typed")
 	if got := frameJS(t, frameOf(t, f.s, "/adversarial/secret-sink.html"), `document.getElementById('pw').value`); got != "" {
 		t.Errorf("B's field got %q", got)
 	}
 
-	f.load(sites.A+"/adversarial/secret-focus.html?on=keydown&to=decoy")
+	f.load(sites.A + "/adversarial/secret-focus.html?on=keydown&to=decoy")
 	res := f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "hello"}`, f.id("textbox", "Password")))
 	if !strings.Contains(res.Text, "moved the keyboard focus away from it while I typed") || !strings.Contains(res.Text, "did not press Enter") {
 		t.Errorf("the result does not say the focus moved: %s", firstLine(res.Text))
@@ -193,7 +193,7 @@ func TestTypingStopsWhenFocusMoves(t *testing.T) {
 
 	// A page that leaves the focus alone is typed into as before, in a
 	// frame too.
-	f.load(sites.A+"/perception/frames.html")
+	f.load(sites.A + "/perception/frames.html")
 	for _, who := range []string{"same", "cross", "nested"} {
 		id := 0
 		for _, e := range f.s.last.Elements {
@@ -222,7 +222,7 @@ func TestActionRulesJudgeTheElementsFrame(t *testing.T) {
 	serveAdversarial(t, sites, "action-frame.html", "action-frame-b.html")
 	pol := secretPolicy(t, sites, policy.ActionRule{Rule: "no-clicks-on-b", Tools: []string{"click"}, Hosts: []policy.HostRule{mustHostRule(t, "127.0.0.2")}, Verdict: policy.Deny})
 	f := newFixtureOn(t, sites, Config{Policy: pol}, sandbox.SessionConfig{})
-	f.load(sites.A+"/adversarial/action-frame.html")
+	f.load(sites.A + "/adversarial/action-frame.html")
 	res := f.fail("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Pay in B")), "(rule no-clicks-on-b)")
 	if !strings.Contains(res.Text, `in a frame from "`+strings.TrimPrefix(sites.B, "http://")) {
 		t.Errorf("the denial does not name B's frame: %s", res.Text)
