@@ -125,7 +125,15 @@ func (s *Surfer) refOf(el *Element) *elementRef {
 // of the top page. An element whose frames cannot be read is refused.
 func (s *Surfer) actionFrames(ctx context.Context, el *Element) ([]string, error) {
 	r := s.refOf(el)
-	if r == nil || !r.inFrame() {
+	if r == nil {
+		// Not an element of the latest observation: what it said is all
+		// there is.
+		if el.Frame != "" {
+			return []string{el.Frame}, nil
+		}
+		return nil, nil
+	}
+	if !r.inFrame() {
 		return nil, nil
 	}
 	frames, err := s.elementFrames(ctx, r)
