@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"text/template"
 
 	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/browsertest"
@@ -23,23 +20,10 @@ import (
 
 const frameSecret = "hunter2-fr4me-s3cret"
 
-// serveAdversarial serves pages of testdata/adversarial under /adversarial/
-// on both fixture origins, as templates of the sites ({{.A}}, {{.B}}).
+// serveAdversarial serves pages of testdata/adversarial, and B's sinks.
 func serveAdversarial(t *testing.T, sites *browsertest.Sites, names ...string) {
 	t.Helper()
-	for _, name := range names {
-		src, err := os.ReadFile(filepath.Join(browsertest.RepoRoot(), "testdata", "adversarial", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := template.Must(template.New(name).Parse(string(src)))
-		sites.Handle("/adversarial/"+name, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			if err := tmpl.Execute(w, sites); err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-			}
-		})
-	}
+	sites.ServeAdversarial(t, names...)
 	for _, p := range []string{"/sink", "/clicked"} {
 		sites.Handle(p, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
 	}
