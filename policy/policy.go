@@ -490,6 +490,15 @@ type Action struct {
 	// Target is the element acted on, nil when there is none or it is not
 	// known.
 	Target *Element
+	// Frames are the frames the target element is in when it is not in
+	// the top page itself: the URL of its own frame first, then of each
+	// frame around it, up to (not counting) the top page. A frame
+	// without a network URL (about:srcdoc, blob:) is given by its origin.
+	// Rules with hosts are judged on each of them as well as on URL, and
+	// the strictest verdict wins, so a page cannot lift a rule on its
+	// host by being framed by another; a frame URL that does not parse
+	// makes every rule with hosts apply (fail closed).
+	Frames []string
 }
 
 // Element describes an action's target element.
@@ -604,11 +613,28 @@ func (p *Policy) DecideAction(a Action) Decision {
 			page = u
 		}
 	}
+	// Where the action happens: the top page, then each frame around the
+	// target (see Action.Frames); nil where the URL does not parse.
+	locs := []*URL{page}
+	for _, f := range a.Frames {
+		u, err := ParseURL(f, nil)
+		if err != nil {
+			u = nil
+		}
+		locs = append(locs, u)
+	}
 	var best *actionMatcher
+	at := 0 // where best matched: an index in locs
 	for _, l := range p.layers {
 		for _, m := range l.actions {
-			if m.matches(a, page) && (best == nil || stricter(m.verdict, best.verdict)) {
-				best = m
+			if best != nil && !stricter(m.verdict, best.verdict) {
+				continue
+			}
+			for i, loc := range locs {
+				if m.matches(a, loc) {
+					best, at = m, i
+					break
+				}
 			}
 		}
 	}
@@ -622,6 +648,16 @@ func (p *Policy) DecideAction(a Action) Decision {
 	}
 	d.Verdict, d.Rule = best.verdict, best.rule
 	what := describeAction(a)
+	if at > 0 {
+		// The rule matched a frame the target is in, not the top page.
+		if u := locs[at]; u != nil {
+			d.URL, d.Host = u.String(), u.Hostname()
+			what += " in a frame from " + quoteInput(u.Host())
+		} else {
+			d.URL, d.Host = a.Frames[at-1], ""
+			what += " in a frame whose address surf cannot read"
+		}
+	}
 	extra := ""
 	if best.reason != "" {
 		extra = ": " + best.reason

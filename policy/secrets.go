@@ -47,6 +47,10 @@ func compileSecret(s Secret) (*secret, error) {
 	return cs, nil
 }
 
+// HasPlaceholder reports whether text holds a secret placeholder, so that
+// typing it would type a secret's value.
+func HasPlaceholder(text string) bool { return placeholderRE.MatchString(text) }
+
 // SecretNames returns the names of the policy's secrets, sorted, for
 // telling the model which placeholders exist.
 func (p *Policy) SecretNames() []string {

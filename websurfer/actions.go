@@ -108,6 +108,12 @@ func (s *Surfer) gateAction(ctx context.Context, tool string, t *tab, el *Elemen
 	a := policy.Action{Tool: tool, URL: t.page.URL()}
 	if el != nil {
 		a.Target = &policy.Element{Role: el.Role, Name: el.Name, InputType: el.InputType}
+		// Rules with hosts judge the frames around the element too.
+		frames, err := s.actionFrames(ctx, el)
+		if err != nil {
+			return policy.Decision{Tool: tool, Verdict: policy.Deny}, err
+		}
+		a.Frames = frames
 	}
 	d := s.pol.DecideAction(a)
 	asked := d.Verdict == policy.Ask
@@ -121,7 +127,11 @@ func (s *Surfer) gateAction(ctx context.Context, tool string, t *tab, el *Elemen
 	}
 	s.decided = append(s.decided, Decided{Decision: d, Asked: asked, Target: target})
 	if d.Verdict != policy.Allow {
-		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: a.URL, Decision: d})
+		u := a.URL
+		if len(a.Frames) > 0 && d.URL != "" {
+			u = d.URL // the rule may have matched a frame
+		}
+		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: u, Decision: d})
 		return d, toolErr("%s", d.Reason)
 	}
 	return d, nil
@@ -552,20 +562,28 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 	if err != nil {
 		return nil, err
 	}
-	host := ""
-	if u, err := url.Parse(t.page.URL()); err == nil {
-		host = u.Hostname()
-	}
-	real, err := s.pol.Substitute(text, host)
-	if err != nil {
-		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: t.page.URL(), Host: host, Decision: policy.Decision{Verdict: policy.Deny, Rule: "secrets", Reason: err.Error(), Tool: "input_text"}})
-		return nil, toolErr("%v", err)
+	if policy.HasPlaceholder(text) {
+		// The secret's hosts are checked against the origin of the
+		// element's own frame, and the value is set into that element
+		// only (secretinput.go).
+		real, err := s.secretTarget(ctx, t, r, text)
+		if err != nil {
+			return nil, err
+		}
+		return s.inputSecret(ctx, t, r, text, real, pressEnter, deleteExisting, d)
 	}
 	if r.el.Disabled || r.el.Readonly {
 		return nil, toolErr("element %d %s %s is %s; it takes no input", id, r.el.Role, q(r.el.Name, 60), map[bool]string{true: "disabled", false: "read-only"}[r.el.Disabled])
 	}
 	if err := s.focus(ctx, t, r); err != nil {
 		return nil, err
+	}
+	// A page can move the focus as soon as the element takes it; keys
+	// would then go to another element, or another frame.
+	if ok, err := s.focused(ctx, t, r); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, focusMovedErr(r, "as soon as surf focused it; nothing was typed")
 	}
 	kb := t.page.Keyboard()
 	if deleteExisting {
@@ -585,16 +603,38 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 			return nil, s.inputErr(ctx, err)
 		}
 	}
-	if real != "" {
-		if len(real) <= 200 {
-			err = kb.Type(real)
+	if text != "" {
+		if len(text) <= 200 {
+			err = kb.Type(text)
 		} else {
-			err = kb.InsertText(real)
+			err = kb.InsertText(text)
 		}
 		if err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
 	}
+	// Keys typed after a page moved the focus went elsewhere; Enter would
+	// too, so it is not pressed then.
+	kept, err := s.focused(ctx, t, r)
+	if err != nil {
+		return nil, err
+	}
+	note := ""
+	if !kept {
+		note = "; the page moved the keyboard focus away from it while I typed, so part of the text may have gone elsewhere"
+		if pressEnter {
+			note += ", and I did not press Enter"
+		}
+	}
+	return s.typed(ctx, t, r, text, pressEnter && kept, note, d)
+}
+
+// typed ends input_text: it presses Enter if asked, waits for the page and
+// says what was typed where, with note added (what the page did to the
+// focus).
+func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool, note string, d policy.Decision) (*ActionResult, error) {
+	id := r.el.ID
+	kb := t.page.Keyboard()
 	before := t.nav.Load()
 	if pressEnter {
 		if err := kb.Press("Enter"); err != nil {
@@ -610,6 +650,7 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 	if pressEnter {
 		summary += " and pressed Enter"
 	}
+	summary += note
 	if s.adoptPopups(ctx, true) > 0 {
 		summary += fmt.Sprintf("; a new tab opened and is now active (tab %d)", s.active)
 	} else if navigated {

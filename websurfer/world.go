@@ -187,9 +187,14 @@ func decodeRemote(r *runtime.RemoteObject, exc *runtime.ExceptionDetails, out an
 	return json.Unmarshal(r.Value, out)
 }
 
+// contextGone reports an error of a cached world that no longer holds the
+// frame's document: destroyed, or kept alive with a page the tab has
+// navigated away from (the back-forward cache), so the frame's current
+// nodes do not belong to it.
 func contextGone(err error) bool {
 	s := err.Error()
-	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "context with specified id") || strings.Contains(s, "Execution context was destroyed")
+	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "context with specified id") || strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "does not belong to the document")
 }
 
 // otherDocument reports the browser refusing to resolve a node in a world
