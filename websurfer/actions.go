@@ -486,15 +486,18 @@ func (s *Surfer) hitTest(ctx context.Context, r *elementRef) (*snapNode, *frameS
 	for fs := r.src; fs != nil; fs = fs.parent {
 		chain = append([]*frameSnap{fs}, chain...)
 	}
+	zoom := 1.0
 	for i, fs := range chain {
 		x, y := r.clickX, r.clickY
 		if fs.owner != nil {
-			c := fs.owner.contentBox()
+			c := fs.owner.frameBox()
 			x, y = x-c.X, y-c.Y
+			zoom *= fs.owner.frameScale()
 		}
 		if root := fs.snap.docs[0]; root != nil {
 			x, y = x+root.scrollX, y+root.scrollY
 		}
+		x, y = x/zoom, y/zoom // the frame hit-tests in its own CSS pixels
 		no := false
 		res, err := cdp.Call(ctx, fs.sess, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no})
 		if err != nil {

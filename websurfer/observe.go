@@ -252,10 +252,11 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	defer func() { obs.Timing.Parse = time.Since(tp0) - obs.Timing.AX - obs.Timing.Text }()
 	vp := metrics.CSSLayoutViewport
 	viewport := rect{0, 0, float64(vp.ClientWidth), float64(vp.ClientHeight)}
-	mainSnap := &frameSnap{snap: parseSnapshot(mainRes, viewport, 0, 0, everywhere), sess: t.sess}
+	boxes := s.readFrameBoxes(ctx, t, mainRes, reads)
+	mainSnap := &frameSnap{snap: parseSnapshot(mainRes, viewport, 0, 0, everywhere, boxes[t.sess]), sess: t.sess}
 	snaps := []*frameSnap{mainSnap}
 	var notes []string
-	for _, r := range s.placeFrames(ctx, t, mainSnap, reads, viewport) {
+	for _, r := range s.placeFrames(ctx, t, mainSnap, reads, viewport, boxes) {
 		if r.err != nil {
 			notes = append(notes, fmt.Sprintf("frame %s could not be read: %v", q(r.o.frame.URL(), 80), r.err))
 			continue
@@ -571,7 +572,7 @@ func (s *Surfer) outOfProcessFrames(ctx context.Context, t *tab) []*oopif {
 // placeFrames parses each out-of-process frame's snapshot at its iframe
 // element's place in its parent's snapshot. Parents come before children,
 // because frames were walked from the top.
-func (s *Surfer) placeFrames(ctx context.Context, t *tab, main *frameSnap, reads []*frameRead, viewport rect) []*frameRead {
+func (s *Surfer) placeFrames(ctx context.Context, t *tab, main *frameSnap, reads []*frameRead, viewport rect, boxes frameBoxes) []*frameRead {
 	byFrame := map[playwright.Frame]*frameSnap{}
 	for _, r := range reads {
 		if r.err != nil || r.res == nil {
@@ -593,10 +594,11 @@ func (s *Surfer) placeFrames(ctx context.Context, t *tab, main *frameSnap, reads
 			r.err = err
 			continue
 		}
-		content := owner.contentBox()
+		owner.setFrameBox(boxes[parent.sess], parent.snap.originX, parent.snap.originY)
+		content := owner.frameBox()
 		clip := content.intersect(owner.clipFor())
 		fs := &frameSnap{
-			snap:   parseSnapshot(r.res, viewport, content.X, content.Y, clip),
+			snap:   parseSnapshot(r.res, viewport, content.X, content.Y, clip, boxes[r.o.sess]),
 			sess:   r.o.sess,
 			frame:  r.o.frame.URL(),
 			parent: parent,

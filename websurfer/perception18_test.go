@@ -1,0 +1,54 @@
+package websurfer
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/surfkit/surf/sandbox"
+)
+
+// inFrame finds the id of the listed element with a role and name in the
+// frame whose URL contains frame.
+func (f *fixture) inFrame(frame, role, name string) int {
+	f.t.Helper()
+	for _, e := range f.s.last.Elements {
+		if e.Role == role && e.Name == name && strings.Contains(e.Frame, frame) {
+			return e.ID
+		}
+	}
+	f.t.Fatalf("no %s %q in frame %s in the observation:\n%s", role, name, frame, f.s.last.Text())
+	return 0
+}
+
+// TestPaddedFrameForms fills and submits the forms inside padded
+// cross-origin frames (one zoomed, one nested in another cross-origin
+// frame) through the model's tools: the clicks land on the Send buttons
+// only if the frames' boxes are placed inside their iframes' padding.
+func TestPaddedFrameForms(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/perception/padded.html")
+	for _, who := range []string{"who=cross", "who=zoomed", "who=nested-cross"} {
+		name := strings.TrimPrefix(who, "who=")
+		f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "Ada %s", "press_enter": false}`, f.inFrame(who, "textbox", "Name"), name))
+		f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "Paris", "press_enter": false}`, f.inFrame(who, "textbox", "City")))
+		f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.inFrame(who, "button", "Send")))
+		var got url.Values
+		var seen []string
+		for _, r := range f.sites.Requests() {
+			seen = append(seen, r.Origin+" "+r.Method+" "+r.Path)
+			if r.Method == "POST" && r.Path == "/perception/submitted" {
+				if v, err := url.ParseQuery(r.Body); err == nil && v.Get("who") == name {
+					got = v
+				}
+			}
+		}
+		if got == nil {
+			t.Fatalf("the form in the %s frame was not submitted; requests: %s", name, strings.Join(seen, ", "))
+		}
+		if got.Get("name") != "Ada "+name || got.Get("city") != "Paris" {
+			t.Errorf("the %s frame's form sent %v", name, got)
+		}
+	}
+}
