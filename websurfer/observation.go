@@ -94,14 +94,18 @@ type Element struct {
 	Value        string   `json:"value,omitempty"`
 	Placeholder  string   `json:"placeholder,omitempty"`
 	Options      []string `json:"options,omitempty"` // a <select>'s option labels
-	Checked      string   `json:"checked,omitempty"` // "true", "false" or "mixed"
-	Pressed      string   `json:"pressed,omitempty"`
-	Selected     bool     `json:"selected,omitempty"`
-	Expanded     string   `json:"expanded,omitempty"`
-	Disabled     bool     `json:"disabled,omitempty"`
-	Focused      bool     `json:"focused,omitempty"`
-	Required     bool     `json:"required,omitempty"`
-	Readonly     bool     `json:"readonly,omitempty"`
+	// Multiple is set for a <select multiple>; SelectedOptions are the
+	// labels of its options selected now.
+	Multiple        bool     `json:"multiple,omitempty"`
+	SelectedOptions []string `json:"selected_options,omitempty"`
+	Checked         string   `json:"checked,omitempty"` // "true", "false" or "mixed"
+	Pressed         string   `json:"pressed,omitempty"`
+	Selected        bool     `json:"selected,omitempty"`
+	Expanded        string   `json:"expanded,omitempty"`
+	Disabled        bool     `json:"disabled,omitempty"`
+	Focused         bool     `json:"focused,omitempty"`
+	Required        bool     `json:"required,omitempty"`
+	Readonly        bool     `json:"readonly,omitempty"`
 	// Box is the element's border box in viewport CSS pixels.
 	Box   Box      `json:"box"`
 	Where Location `json:"where"`
@@ -223,20 +227,10 @@ func (e *Element) line() string {
 		b.WriteString(" placeholder=" + q(e.Placeholder, 40))
 	}
 	if len(e.Options) > 0 {
-		opts := e.Options
-		more := 0
-		if len(opts) > 12 {
-			more, opts = len(opts)-12, opts[:12]
-		}
-		parts := make([]string, len(opts))
-		for i, o := range opts {
-			parts[i] = q(o, 30)
-		}
-		b.WriteString(" options=[" + strings.Join(parts, ","))
-		if more > 0 {
-			fmt.Fprintf(&b, ",+%d more", more)
-		}
-		b.WriteByte(']')
+		b.WriteString(" options=" + quoteOptions(e.Options))
+	}
+	if e.Multiple {
+		b.WriteString(" selected=" + quoteOptions(e.SelectedOptions))
 	}
 	switch e.Checked {
 	case "true":
@@ -291,6 +285,23 @@ func (e *Element) line() string {
 		}
 	}
 	return b.String()
+}
+
+// quoteOptions renders option labels as a list, the first 12 of them.
+func quoteOptions(opts []string) string {
+	more := 0
+	if len(opts) > 12 {
+		more, opts = len(opts)-12, opts[:12]
+	}
+	parts := make([]string, len(opts))
+	for i, o := range opts {
+		parts[i] = q(o, 30)
+	}
+	s := "[" + strings.Join(parts, ",")
+	if more > 0 {
+		s += fmt.Sprintf(",+%d more", more)
+	}
+	return s + "]"
 }
 
 // short renders an off-screen element for the above/below summaries.

@@ -977,7 +977,11 @@ func makeElement(c *candidate) *Element {
 		e.Placeholder = p
 	}
 	if n.name == "SELECT" {
-		e.Options = selectOptions(n)
+		var chosen []string
+		e.Options, chosen = selectOptions(n)
+		if _, multi := n.attr("multiple"); multi {
+			e.Multiple, e.SelectedOptions = true, chosen
+		}
 	}
 	if n.name == "A" || n.name == "AREA" {
 		e.Href = resolveHref(n)
@@ -1093,7 +1097,9 @@ func lastSegment(p string) string {
 	return p
 }
 
-func selectOptions(n *snapNode) []string {
+// selectOptions lists a <select>'s option labels, and those of the
+// options selected now.
+func selectOptions(n *snapNode) (labels, selected []string) {
 	var out []string
 	var walk func(x *snapNode, d int)
 	walk = func(x *snapNode, d int) {
@@ -1114,13 +1120,16 @@ func selectOptions(n *snapNode) []string {
 					label = strings.Join(strings.Fields(b.String()), " ")
 				}
 				out = append(out, label)
+				if c.selected {
+					selected = append(selected, label)
+				}
 			case "OPTGROUP":
 				walk(c, d+1)
 			}
 		}
 	}
 	walk(n, 0)
-	return out
+	return out, selected
 }
 
 func resolveHref(n *snapNode) string {

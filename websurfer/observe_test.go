@@ -72,6 +72,7 @@ var perceptionFixtures = []struct {
 	{"disabled.html", 0},
 	{"dense.html", 0},
 	{"padded.html", 0},
+	{"multiselect.html", 0},
 }
 
 // goldenList renders an observation's elements for a golden file: role,

@@ -52,3 +52,20 @@ func TestPaddedFrameForms(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiSelectLine checks that a <select multiple> says which options
+// are selected, none included, and a single select does not.
+func TestMultiSelectLine(t *testing.T) {
+	for _, c := range []struct {
+		e    Element
+		want string
+	}{
+		{Element{ID: 1, Role: "listbox", Name: "Colours", Options: []string{"Red", "Blue"}, Multiple: true, SelectedOptions: []string{"Blue"}}, `1 listbox "Colours" options=["Red","Blue"] selected=["Blue"]`},
+		{Element{ID: 2, Role: "listbox", Name: "Sizes", Options: []string{"S", "L"}, Multiple: true}, `2 listbox "Sizes" options=["S","L"] selected=[]`},
+		{Element{ID: 3, Role: "combobox", Name: "Ship", Value: "Express", Options: []string{"Standard", "Express"}}, `3 combobox "Ship" value="Express" options=["Standard","Express"]`},
+	} {
+		if got := c.e.line(); got != c.want {
+			t.Errorf("line() = %s\nwant     %s", got, c.want)
+		}
+	}
+}
