@@ -457,6 +457,15 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 		}
 		return toolErr("could not check element %d: %s", el.ID, shortErr(err))
 	}
+	if hit == nil && el.Where == Covered && el.CoveredBy != "" {
+		// What the browser found is not in the snapshot: a modal
+		// dialog's backdrop, which the observation reported.
+		msg := fmt.Sprintf("element %d %s %s is covered by %s", el.ID, el.Role, q(el.Name, 60), el.CoveredBy)
+		if el.CoverID != 0 {
+			msg += fmt.Sprintf(", id %d", el.CoverID)
+		}
+		return toolErr("%s; deal with that first (for example close or accept it)", msg)
+	}
 	if hit == nil {
 		return toolErr("element %d %s %s is covered by something surf has not seen yet; observe again", el.ID, el.Role, q(el.Name, 60))
 	}

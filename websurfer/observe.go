@@ -298,6 +298,8 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	// accessibility tree then hides one of them, the image is redrawn so
 	// the numbers always match the text.
 	pre := onScreen(cands)
+	// Marked now: the accessibility data may yet change where they are.
+	preMarks := marksOf(pre)
 	var texts []som.Rect // for the tags to avoid
 	if s.cfg.Image == ImageMarks {
 		texts = textBoxes(snaps, viewport, 3000)
@@ -325,7 +327,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		var err error
 		switch s.cfg.Image {
 		case ImageMarks:
-			data, w, h, err = s.drawMarks(sh.raw, sh.jp, marksOf(pre), texts, viewport)
+			data, w, h, err = s.drawMarks(sh.raw, sh.jp, preMarks, texts, viewport)
 		case ImagePlain:
 			var c image.Config
 			if c, err = jpeg.DecodeConfig(bytes.NewReader(sh.raw)); err != nil {
@@ -364,6 +366,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	for _, c := range wanted {
 		c.ax = ax[c.src.sess][c.n.backend]
 	}
+	coverInert(cands)
 
 	tb0 := time.Now()
 	s.buildText(obs, t, cands, snaps, viewport, notes)
@@ -384,7 +387,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		}
 		final = append(final, r.cand)
 	}
-	if s.cfg.Image == ImageMarks && !sameCandidates(pre, final) {
+	if s.cfg.Image == ImageMarks && (!sameCandidates(pre, final) || !sameMarks(preMarks, marksOf(final))) {
 		t0 := time.Now()
 		data, w, h, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
 		if err != nil {
@@ -957,7 +960,14 @@ func makeElement(c *candidate) *Element {
 		}
 	}
 	if e.Name == "" {
-		e.Name, e.NameFallback = fallbackName(n)
+		if l := domLabel(n); l != "" {
+			e.Name = l // an element the accessibility tree ignores (inert) keeps its label
+		} else {
+			e.Name, e.NameFallback = fallbackName(n)
+		}
+		if a.inertModal && e.NameFallback && e.Name == n.textContent(80) {
+			e.NameFallback = false // named by its content, as it would be were it not inert
+		}
 	}
 	if n.name == "INPUT" {
 		e.InputType = strings.ToLower(n.attrOr("type"))
@@ -1165,7 +1175,7 @@ func describeCover(owner *snapNode, listed map[*snapNode]*Element) string {
 			role = strings.ToLower(owner.name)
 		}
 	}
-	name := owner.attrOr("aria-label")
+	name := domLabel(owner)
 	if name == "" {
 		name = owner.textContent(40)
 	}

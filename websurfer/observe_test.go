@@ -73,6 +73,7 @@ var perceptionFixtures = []struct {
 	{"dense.html", 0},
 	{"padded.html", 0},
 	{"multiselect.html", 0},
+	{"modal.html", 0},
 }
 
 // goldenList renders an observation's elements for a golden file: role,

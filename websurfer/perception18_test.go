@@ -69,3 +69,34 @@ func TestMultiSelectLine(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeModalDialog checks that the page behind a native modal dialog
+// is listed as covered by the dialog, with its controls' labels, that a
+// click on it is refused naming the dialog, and that the dialog's own
+// controls work.
+func TestNativeModalDialog(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	obs := f.visit("/perception/modal.html")
+	search := f.id("textbox", "Search the site")
+	email := f.id("textbox", "Email")
+	for _, e := range obs.Elements {
+		inDialog := e.Name == "Email" || e.Name == "Subscribe" || e.Name == "No thanks"
+		if inDialog && e.Where != InViewport {
+			t.Errorf("the dialog's own %s %q is %s", e.Role, e.Name, e.Where)
+		}
+		if !inDialog && (e.Where != Covered || e.CoveredBy != `dialog "Subscribe"` || e.CoverID != email) {
+			t.Errorf("%s %q behind the modal dialog: %s, covered by %q (id %d)", e.Role, e.Name, e.Where, e.CoveredBy, e.CoverID)
+		}
+	}
+	f.fail("click", fmt.Sprintf(`{"target_id": %d}`, search), fmt.Sprintf(`covered by dialog "Subscribe", id %d`, email))
+	f.fail("click", fmt.Sprintf(`{"target_id": %d}`, f.id("link", "Archive")), `covered by dialog "Subscribe"`)
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "No thanks")))
+	if f.js(`document.getElementById('dlg').open`) != false {
+		t.Fatal("the dialog's button did not close it")
+	}
+	// Closed, the page is free again.
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("link", "Archive")))
+	if f.js("location.pathname") != "/perception/aria.html" {
+		t.Errorf("after the dialog closed, the link was not followed: %v", f.js("location.href"))
+	}
+}
