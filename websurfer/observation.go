@@ -94,18 +94,14 @@ type Element struct {
 	Value        string   `json:"value,omitempty"`
 	Placeholder  string   `json:"placeholder,omitempty"`
 	Options      []string `json:"options,omitempty"` // a <select>'s option labels
-	// Multiple is set for a <select multiple>; SelectedOptions are the
-	// labels of its options selected now.
-	Multiple        bool     `json:"multiple,omitempty"`
-	SelectedOptions []string `json:"selected_options,omitempty"`
-	Checked         string   `json:"checked,omitempty"` // "true", "false" or "mixed"
-	Pressed         string   `json:"pressed,omitempty"`
-	Selected        bool     `json:"selected,omitempty"`
-	Expanded        string   `json:"expanded,omitempty"`
-	Disabled        bool     `json:"disabled,omitempty"`
-	Focused         bool     `json:"focused,omitempty"`
-	Required        bool     `json:"required,omitempty"`
-	Readonly        bool     `json:"readonly,omitempty"`
+	Checked      string   `json:"checked,omitempty"` // "true", "false" or "mixed"
+	Pressed      string   `json:"pressed,omitempty"`
+	Selected     bool     `json:"selected,omitempty"`
+	Expanded     string   `json:"expanded,omitempty"`
+	Disabled     bool     `json:"disabled,omitempty"`
+	Focused      bool     `json:"focused,omitempty"`
+	Required     bool     `json:"required,omitempty"`
+	Readonly     bool     `json:"readonly,omitempty"`
 	// Box is the element's border box in viewport CSS pixels.
 	Box   Box      `json:"box"`
 	Where Location `json:"where"`
@@ -122,6 +118,11 @@ type Element struct {
 	Tag        string `json:"tag"`
 	InputType  string `json:"input_type,omitempty"`
 	Href       string `json:"href,omitempty"`
+
+	// Multiple is set for a <select multiple>; SelectedOptions are the
+	// labels of its options selected now.
+	Multiple        bool     `json:"multiple,omitempty"`
+	SelectedOptions []string `json:"selected_options,omitempty"`
 }
 
 // Box is a rectangle in viewport CSS pixels.
