@@ -61,6 +61,10 @@ type Observation struct {
 	nav   int        // the tab's navigation count when observed
 	tab   *tab
 	taken time.Time
+
+	// marked is how many on-screen elements the text lists, ids 1 to
+	// marked: the set-of-mark image draws those only.
+	marked int
 }
 
 // Viewport says where the viewport is on the page.

@@ -298,6 +298,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	// accessibility tree then hides one of them, the image is redrawn so
 	// the numbers always match the text.
 	pre := onScreen(cands)
+	if n := maxListed(s.cfg.TokenBudget); len(pre) > n {
+		pre = pre[:n] // the text cannot list more; the image marks only those it lists
+	}
 	// Marked now: the accessibility data may yet change where they are.
 	preMarks := marksOf(pre)
 	var texts []som.Rect // for the tags to avoid
@@ -308,6 +311,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	type drawn struct {
 		data    []byte
 		w, h    int
+		dropped []int // ids whose tag found no room near its box
 		raw     []byte
 		shotDur time.Duration
 		decDur  time.Duration
@@ -324,10 +328,11 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		t0 := time.Now()
 		var data []byte
 		var w, h int
+		var dropped []int
 		var err error
 		switch s.cfg.Image {
 		case ImageMarks:
-			data, w, h, err = s.drawMarks(sh.raw, sh.jp, preMarks, texts, viewport)
+			data, w, h, dropped, err = s.drawMarks(sh.raw, sh.jp, preMarks, texts, viewport)
 		case ImagePlain:
 			var c image.Config
 			if c, err = jpeg.DecodeConfig(bytes.NewReader(sh.raw)); err != nil {
@@ -335,7 +340,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 			}
 			data, w, h = sh.raw, c.Width, c.Height
 		}
-		imgc <- drawn{data: data, w: w, h: h, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
+		imgc <- drawn{data: data, w: w, h: h, dropped: dropped, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
 	}()
 
 	// Chromium's accessibility tree, for the elements surf may list.
@@ -380,7 +385,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	obs.Timing.Decode = d.decDur
 	obs.Timing.Image = d.drawDur
 	var final []*candidate
-	for id := 1; ; id++ {
+	for id := 1; id <= obs.marked; id++ {
 		r, ok := obs.refs[id]
 		if !ok || (r.el.Where != InViewport && r.el.Where != Covered) {
 			break
@@ -389,12 +394,15 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	}
 	if s.cfg.Image == ImageMarks && (!sameCandidates(pre, final) || !sameMarks(preMarks, marksOf(final))) {
 		t0 := time.Now()
-		data, w, h, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
+		data, w, h, dropped, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
 		if err != nil {
 			return nil, err
 		}
-		d.data, d.w, d.h = data, w, h
+		d.data, d.w, d.h, d.dropped = data, w, h, dropped
 		obs.Timing.Image += time.Since(t0)
+	}
+	if s.cfg.Image == ImageMarks {
+		s.noteDropped(obs, d.dropped)
 	}
 	if d.data != nil {
 		obs.Image, obs.ImageMIME = d.data, "image/jpeg"
@@ -468,8 +476,9 @@ func sameCandidates(a, b []*candidate) bool {
 // the model. When the screenshot is a JPEG jpegpatch can edit (jp, or raw
 // decoded again), only the 8x8 blocks the marks touch are decoded and
 // re-encoded; the others keep their bits. Otherwise the whole image is
-// decoded, drawn and encoded.
-func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, texts []som.Rect, viewport rect) ([]byte, int, int, error) {
+// decoded, drawn and encoded. dropped lists the ids whose tag found no room
+// near its box (only the outline is drawn).
+func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, texts []som.Rect, viewport rect) (data []byte, w, h int, dropped []int, err error) {
 	opts := s.cfg.Marks
 	if opts.Text == nil {
 		opts.Text = texts
@@ -482,29 +491,32 @@ func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, te
 		if opts.Scale == 0 && viewport.W > 0 {
 			opts.Scale = float64(b.Dx()) / viewport.W
 		}
+		opts.MaxDetach = maxDetach(opts)
 		labels := som.Layout(b, marks, opts)
 		fp := som.Footprint(b, labels, opts)
 		img, ok := som.Render(jp.Pixels(fp), labels, opts).(*image.YCbCr)
 		if ok && jp.Update(img, fp) == nil {
 			var buf bytes.Buffer
 			if err := jp.Encode(&buf); err == nil {
-				return buf.Bytes(), b.Dx(), b.Dy(), nil
+				return buf.Bytes(), b.Dx(), b.Dy(), droppedIDs(labels), nil
 			}
 		}
 	}
 	shot, err := jpeg.Decode(bytes.NewReader(raw))
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("decoding the screenshot: %w", err)
+		return nil, 0, 0, nil, fmt.Errorf("decoding the screenshot: %w", err)
 	}
 	if opts.Scale == 0 && viewport.W > 0 {
 		opts.Scale = float64(shot.Bounds().Dx()) / viewport.W
 	}
-	img := som.Draw(shot, marks, opts)
+	opts.MaxDetach = maxDetach(opts)
+	labels := som.Layout(shot.Bounds(), marks, opts)
+	img := som.Render(shot, labels, opts)
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: s.cfg.JPEGQuality}); err != nil {
-		return nil, 0, 0, fmt.Errorf("encoding the set-of-mark image: %w", err)
+		return nil, 0, 0, nil, fmt.Errorf("encoding the set-of-mark image: %w", err)
 	}
-	return buf.Bytes(), img.Bounds().Dx(), img.Bounds().Dy(), nil
+	return buf.Bytes(), img.Bounds().Dx(), img.Bounds().Dy(), droppedIDs(labels), nil
 }
 
 // outOfProcessFrames returns the tab's live out-of-process frames, with a
@@ -810,13 +822,10 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 		}
 		shown++
 	}
+	obs.marked = shown
 	if shown < len(onScreen) {
 		rest := onScreen[shown:]
-		where := ", marked in the screenshot"
-		if s.cfg.Image != ImageMarks {
-			where = ""
-		}
-		tb.must(fmt.Sprintf("… and %d more on screen (ids %d-%d%s)", len(rest), listed[rest[0].n].ID, listed[rest[len(rest)-1].n].ID, where))
+		tb.must(moreOnScreen(len(rest), listed[rest[0].n].ID, listed[rest[len(rest)-1].n].ID, s.cfg.Image == ImageMarks, obs.Viewport.MoreBelow))
 		obs.Unlisted[InViewport] += len(rest)
 	}
 
@@ -886,6 +895,9 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 	if strings.TrimSpace(text) != "" && tb.fits(open) {
 		tb.must(open)
 		reserve := tokensOf(closeLine) + 16
+		if s.cfg.Image == ImageMarks && shown >= crowdedMarks {
+			reserve += droppedNoteTokens // room for noteDropped's line
+		}
 		lines := strings.Split(text, "\n")
 		for i, l := range lines {
 			if tb.used+tokensOf(l)+1+reserve > tb.budget {

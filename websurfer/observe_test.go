@@ -74,6 +74,7 @@ var perceptionFixtures = []struct {
 	{"padded.html", 0},
 	{"multiselect.html", 0},
 	{"modal.html", 0},
+	{"crowd.html", 0},
 }
 
 // goldenList renders an observation's elements for a golden file: role,

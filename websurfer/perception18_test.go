@@ -1,12 +1,19 @@
 package websurfer
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/surfkit/surf/internal/browsertest"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/som"
 )
 
 // inFrame finds the id of the listed element with a role and name in the
@@ -99,4 +106,72 @@ func TestNativeModalDialog(t *testing.T) {
 	if f.js("location.pathname") != "/perception/aria.html" {
 		t.Errorf("after the dialog closed, the link was not followed: %v", f.js("location.href"))
 	}
+}
+
+// TestCrowdedPageMarksWhatItLists observes 1,200 links on one screen: the
+// text lists what its budget allows and says how the rest are reached,
+// and the set-of-mark image numbers only the listed ids: where only
+// unlisted links are, the image is the page as painted, and no tag sits
+// far from its box.
+func TestCrowdedPageMarksWhatItLists(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	s := newSurfer(t, Config{})
+	gotoPage(t, s, sites.A+"/perception/crowd.html")
+	obs := observe(t, s)
+	onScreen, lines := 0, 0
+	for _, e := range obs.Elements {
+		if e.Where == InViewport || e.Where == Covered {
+			onScreen++
+		}
+	}
+	for _, l := range strings.Split(obs.Text(), "\n") {
+		if strings.HasPrefix(l, strconv.Itoa(lines+1)+" link ") {
+			lines++
+		}
+	}
+	if onScreen != 1200 || lines < 100 || lines >= 1200 || obs.marked != lines || obs.Unlisted[InViewport] != 1200-lines {
+		t.Fatalf("%d on screen, %d listed, %d marked, %d unlisted", onScreen, lines, obs.marked, obs.Unlisted[InViewport])
+	}
+	if want := fmt.Sprintf("… and %d more on screen (ids %d-1200, not listed and not marked in the screenshot", 1200-lines, lines+1); !strings.Contains(obs.Text(), want) {
+		t.Errorf("the text does not say the rest are neither listed nor marked (%q):\n%s", want, obs.Text())
+	}
+	// Below the listed links, out of reach of their tags, the image is the
+	// page as painted.
+	bottom := 0.0
+	for id := 1; id <= lines; id++ {
+		bottom = max(bottom, obs.refs[id].vis.bottom())
+	}
+	raw, err := s.Screenshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := jpeg.Decode(bytes.NewReader(obs.Image))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := jpeg.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := image.Rect(0, int(bottom)+maxDetachCSS+24, 1280, 690)
+	if below.Dy() < 200 {
+		t.Fatalf("only %v is left below the listed links", below)
+	}
+	if d := meanDiff(got.(subImager).SubImage(below), want.(subImager).SubImage(below)); d > 0.5 {
+		t.Errorf("below the listed links (%v) the image differs from the page by %.2f per channel: unlisted links are marked", below, d)
+	}
+	// Every tag drawn is near its box.
+	var marks []som.Mark
+	for id := 1; id <= lines; id++ {
+		v := obs.refs[id].vis
+		marks = append(marks, som.Mark{ID: id, Box: som.Rect{X: v.X, Y: v.Y, W: v.W, H: v.H}})
+	}
+	labels := som.Layout(got.Bounds(), marks, som.Options{Text: obs.texts, MaxDetach: maxDetach(som.Options{})})
+	if m := som.Measure(got.Bounds(), labels); m.MaxDist > maxDetachCSS || m.Overlapping != 0 || m.Tags+m.Dropped != lines {
+		t.Errorf("layout of the listed marks: %+v", m)
+	}
+}
+
+type subImager interface {
+	SubImage(image.Rectangle) image.Image
 }
