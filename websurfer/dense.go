@@ -47,7 +47,7 @@ func maxListed(budget int) int {
 // out; droppedNoteTokens is the room kept for saying so.
 const (
 	crowdedMarks      = 60
-	droppedNoteTokens = 40
+	droppedNoteTokens = 64
 )
 
 // moreOnScreen is the line for the on-screen elements the budget left out:

@@ -175,3 +175,26 @@ func TestCrowdedPageMarksWhatItLists(t *testing.T) {
 type subImager interface {
 	SubImage(image.Rectangle) image.Image
 }
+
+// TestNoteDropped checks the line that names the ids drawn without a
+// number: before the element list, at most eight ids named, within the
+// budget.
+func TestNoteDropped(t *testing.T) {
+	s := &Surfer{cfg: Config{TokenBudget: DefaultTokenBudget}}
+	obs := &Observation{text: "observation 1: url \"u\" title \"t\"\nelements on screen (id role \"name\" state):\n1 link \"a\"\n"}
+	s.noteDropped(obs, nil)
+	if len(obs.Notes) != 0 {
+		t.Fatalf("a note for no dropped tag: %v", obs.Notes)
+	}
+	s.noteDropped(obs, []int{3, 5, 7, 9, 11, 13, 15, 17, 19, 21})
+	want := "observation 1: url \"u\" title \"t\"\nnote: no room near their boxes for the numbers of ids 3, 5, 7, 9, 11, 13, 15, 17 and 2 more in the screenshot (outlined only)\nelements on screen"
+	if !strings.HasPrefix(obs.Text(), want) || len(obs.Notes) != 1 || obs.Tokens != tokensOf(obs.Text()) {
+		t.Errorf("text:\n%s\nnotes %v, tokens %d", obs.Text(), obs.Notes, obs.Tokens)
+	}
+	// The longest note: four-digit ids.
+	long := &Observation{text: obs.text}
+	s.noteDropped(long, []int{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011})
+	if n := tokensOf("note: " + long.Notes[0]); n > droppedNoteTokens {
+		t.Errorf("the note is %d tokens, over the %d kept for it", n, droppedNoteTokens)
+	}
+}
