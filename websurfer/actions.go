@@ -772,21 +772,7 @@ func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option s
 	return s.finish(ctx, fmt.Sprintf("I chose %s in %s %s (id %d)", q(best.Name, 60), r.el.Role, q(r.el.Name, 60), id), d)
 }
 
-func quoteList(list []string, n int) string {
-	more := 0
-	if len(list) > n {
-		more, list = len(list)-n, list[:n]
-	}
-	parts := make([]string, len(list))
-	for i, s := range list {
-		parts[i] = q(s, 40)
-	}
-	out := "[" + strings.Join(parts, ", ")
-	if more > 0 {
-		out += fmt.Sprintf(", +%d more", more)
-	}
-	return out + "]"
-}
+func quoteList(list []string, n int) string { return quoteJoin(list, n, 40, ", ") }
 
 // Keypress presses keys one after another; a chord is written with "+",
 // such as "Control+A". Key names are Playwright's (Enter, Tab, ArrowDown,

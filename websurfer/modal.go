@@ -2,8 +2,6 @@ package websurfer
 
 import (
 	"strings"
-
-	"github.com/surfkit/surf/som"
 )
 
 // A native modal <dialog> (showModal()) makes the rest of its page inert:
@@ -103,17 +101,4 @@ func (d *snapDoc) byID(id string) *snapNode {
 		}
 	}
 	return nil
-}
-
-// sameMarks reports whether two mark lists draw the same image.
-func sameMarks(a, b []som.Mark) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -293,20 +293,24 @@ func (e *Element) line() string {
 }
 
 // quoteOptions renders option labels as a list, the first 12 of them.
-func quoteOptions(opts []string) string {
+func quoteOptions(opts []string) string { return quoteJoin(opts, 12, 30, ",") }
+
+// quoteJoin renders page strings as a list: the first n, each quoted and
+// cut to width runes, joined by sep, and how many more there are.
+func quoteJoin(list []string, n, width int, sep string) string {
 	more := 0
-	if len(opts) > 12 {
-		more, opts = len(opts)-12, opts[:12]
+	if len(list) > n {
+		more, list = len(list)-n, list[:n]
 	}
-	parts := make([]string, len(opts))
-	for i, o := range opts {
-		parts[i] = q(o, 30)
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = q(s, width)
 	}
-	s := "[" + strings.Join(parts, ",")
+	out := "[" + strings.Join(parts, sep)
 	if more > 0 {
-		s += fmt.Sprintf(",+%d more", more)
+		out += fmt.Sprintf("%s+%d more", sep, more)
 	}
-	return s + "]"
+	return out + "]"
 }
 
 // short renders an off-screen element for the above/below summaries.

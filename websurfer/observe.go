@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/jpeg"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -392,7 +393,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		}
 		final = append(final, r.cand)
 	}
-	if s.cfg.Image == ImageMarks && (!sameCandidates(pre, final) || !sameMarks(preMarks, marksOf(final))) {
+	if s.cfg.Image == ImageMarks && (!sameCandidates(pre, final) || !slices.Equal(preMarks, marksOf(final))) {
 		t0 := time.Now()
 		data, w, h, dropped, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
 		if err != nil {
