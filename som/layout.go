@@ -13,9 +13,9 @@ import (
 type Placement uint8
 
 const (
-	// Dropped: there was no room for the tag anywhere in the image; only
-	// the outline is drawn. It happens only when the image is crowded
-	// with tags.
+	// Dropped: there was no room for the tag anywhere in the image (or,
+	// with Options.MaxDetach, near enough to its box); only the outline
+	// is drawn. It happens only when the image is crowded with tags.
 	Dropped Placement = iota
 	// Outside: the tag touches the box from outside, at an edge or a
 	// corner, and covers none of it.
@@ -191,6 +191,7 @@ type placer struct {
 	texts  *grid // page text to avoid (Options.Text), nil if none
 	fonts  []tagFont
 	budget int
+	detach int // Options.MaxDetach, 0 for none
 	// full is the smallest tag size for which a search of the whole image
 	// found no room; larger tags skip that search.
 	full image.Point
@@ -214,6 +215,7 @@ func newPlacer(bounds image.Rectangle, labels []Label, cfg config) *placer {
 		tags:   newGrid(bounds, len(labels)),
 		budget: searchBudget,
 		resume: map[ringKey]int{},
+		detach: cfg.detach,
 	}
 	for _, l := range labels {
 		p.boxes.add(l.Box)
@@ -359,13 +361,20 @@ func (p *placer) place(i int, stages []stage) {
 				continue
 			}
 			key := ringKey{l.Box, w, h}
+			limit := -1
+			if p.detach > 0 {
+				limit = p.detach // no further than that: Dropped instead
+			}
 			var d int
-			r, ok, d = p.rings(i, w, h, p.resume[key], -1, max(2, h/2))
+			r, ok, d = p.rings(i, w, h, p.resume[key], limit, max(2, h/2))
 			if ok {
 				p.resume[key] = d
-			} else if p.budget > 0 {
+			} else if p.budget > 0 && limit < 0 {
 				p.full = image.Pt(w, h)
 			}
+		}
+		if ok && p.detach > 0 && rectDist(r, l.Box) > float64(p.detach) {
+			ok = false // a ring's corner spot can lie beyond the bound
 		}
 		if ok {
 			l.Rect = r

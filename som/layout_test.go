@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -236,4 +237,44 @@ func TestLayoutAvoidsText(t *testing.T) {
 		t.Error("the tag was dropped")
 	}
 	t.Logf("without text: %v; with: %v", without[0].Rect, with[0].Rect)
+}
+
+// TestLayoutMaxDetach piles marks on one spot with a bound on how far a tag
+// may sit from its box: tags beyond it are dropped, never drawn far away,
+// and the layout's other invariants hold.
+func TestLayoutMaxDetach(t *testing.T) {
+	bounds := image.Rect(0, 0, 1280, 720)
+	marks := make([]Mark, 300)
+	for i := range marks {
+		marks[i] = Mark{ID: i + 1, Box: Rect{600, 300, 20, 20}}
+	}
+	opts := Options{MaxDetach: 40}
+	labels := Layout(bounds, marks, opts)
+	checkLayout(t, bounds, marks, labels, opts)
+	placed, dropped := 0, 0
+	for _, l := range labels {
+		if l.Place == Dropped {
+			if !l.Rect.Empty() {
+				t.Errorf("dropped tag %d has a rectangle %v", l.ID, l.Rect)
+			}
+			dropped++
+			continue
+		}
+		placed++
+		if d := rectDist(l.Rect, l.Box); d > 40 {
+			t.Errorf("tag %d is %.0f px from its box, over the bound of 40", l.ID, d)
+		}
+	}
+	if dropped == 0 || placed < 20 {
+		t.Errorf("%d tags placed near the pile and %d dropped; want many of each", placed, dropped)
+	}
+	if m := Measure(bounds, labels); m.MaxDist > 40 || m.Overlapping != 0 {
+		t.Errorf("metrics: %+v", m)
+	}
+	// Where there is room near every box, the bound changes nothing.
+	s := sparse()
+	b := imageRect(s.w, s.h)
+	if a, c := Layout(b, s.marks, Options{}), Layout(b, s.marks, Options{MaxDetach: 40}); !slices.Equal(a, c) {
+		t.Errorf("the bound changed a roomy layout:\n%v\n%v", a, c)
+	}
 }

@@ -86,6 +86,11 @@ type Options struct {
 	// covering them, more than their own box and less than other marks'
 	// boxes. They are not drawn.
 	Text []Rect
+	// MaxDetach bounds how far, in image pixels, a tag may sit from its
+	// box when every spot next to it is taken; a tag that finds no room
+	// within it is Dropped (the outline alone is drawn) rather than
+	// joined to its box by a long leader line. 0 means no bound.
+	MaxDetach int
 }
 
 // config is Options with defaults applied and values clamped.
@@ -96,6 +101,7 @@ type config struct {
 	gray     bool
 	scale    float64
 	text     []Rect
+	detach   int // MaxDetach, 0 for none
 }
 
 func (o Options) config() config {
@@ -106,6 +112,7 @@ func (o Options) config() config {
 		gray:     o.Grayscale,
 		scale:    o.Scale,
 		text:     o.Text,
+		detach:   max(o.MaxDetach, 0),
 	}
 	if c.fontSize == 0 || math.IsNaN(c.fontSize) {
 		c.fontSize = DefaultFontSize

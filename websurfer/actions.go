@@ -484,6 +484,15 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 			return err
 		}
 	}
+	if hit == nil && el.Where == Covered && el.CoveredBy != "" {
+		// What the browser found is not in the snapshot: a modal
+		// dialog's backdrop, which the observation reported.
+		msg := fmt.Sprintf("element %d %s %s is covered by %s", el.ID, el.Role, q(el.Name, 60), el.CoveredBy)
+		if el.CoverID != 0 {
+			msg += fmt.Sprintf(", id %d", el.CoverID)
+		}
+		return toolErr("%s; deal with that first (for example close or accept it)", msg)
+	}
 	if hit == nil {
 		return toolErr("element %d %s %s is covered by something surf has not seen yet; observe again", el.ID, el.Role, q(el.Name, 60))
 	}
@@ -518,15 +527,18 @@ func (s *Surfer) hitTestAt(ctx context.Context, r *elementRef, px, py float64) (
 	for fs := r.src; fs != nil; fs = fs.parent {
 		chain = append([]*frameSnap{fs}, chain...)
 	}
+	zoom := 1.0
 	for i, fs := range chain {
 		x, y := px, py
 		if fs.owner != nil {
-			c := fs.owner.contentBox()
+			c := fs.owner.frameBox()
 			x, y = x-c.X, y-c.Y
+			zoom *= fs.owner.frameScale()
 		}
 		if root := fs.snap.docs[0]; root != nil {
 			x, y = x+root.scrollX, y+root.scrollY
 		}
+		x, y = x/zoom, y/zoom // the frame hit-tests in its own CSS pixels
 		no := false
 		res, err := cdp.Call(ctx, fs.sess, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no})
 		if err != nil {
@@ -823,21 +835,7 @@ func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option s
 	return s.finish(ctx, fmt.Sprintf("I chose %s in %s %s (id %d)", q(best.Name, 60), r.el.Role, q(r.el.Name, 60), id), d)
 }
 
-func quoteList(list []string, n int) string {
-	more := 0
-	if len(list) > n {
-		more, list = len(list)-n, list[:n]
-	}
-	parts := make([]string, len(list))
-	for i, s := range list {
-		parts[i] = q(s, 40)
-	}
-	out := "[" + strings.Join(parts, ", ")
-	if more > 0 {
-		out += fmt.Sprintf(", +%d more", more)
-	}
-	return out + "]"
-}
+func quoteList(list []string, n int) string { return quoteJoin(list, n, 40, ", ") }
 
 // Keypress presses keys one after another; a chord is written with "+",
 // such as "Control+A". Key names are Playwright's (Enter, Tab, ArrowDown,

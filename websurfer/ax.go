@@ -31,6 +31,10 @@ type axInfo struct {
 	popup    string
 	level    int
 	valueNow string
+
+	// inertModal: ignored because a modal dialog makes it inert (it
+	// paints, behind the dialog's backdrop).
+	inertModal bool
 }
 
 // axConcurrency bounds the AX requests in flight per session.
@@ -72,6 +76,9 @@ func fetchAX(ctx context.Context, sess *cdpSession, ids []cdp.BackendNodeID) map
 func parseAX(n *accessibility.Node) *axInfo {
 	a := &axInfo{ignored: n.Ignored}
 	for _, r := range n.IgnoredReasons {
+		if r.Name == "activeModalDialog" {
+			a.inertModal = true
+		}
 		switch string(r.Name) {
 		case "ariaHiddenElement", "ariaHiddenSubtree", "inertElement", "inertSubtree", "notRendered", "notVisible", "probablyPresentational":
 			if r.Name != "probablyPresentational" {

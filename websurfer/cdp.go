@@ -46,6 +46,7 @@ var directMethods = map[string]bool{
 	"DOMSnapshot.captureSnapshot":    true,
 	"Page.getLayoutMetrics":          true,
 	"Accessibility.getPartialAXTree": true,
+	"DOM.getBoxModel":                true,
 }
 
 // Call sends a command and decodes its result. Playwright calls cannot be

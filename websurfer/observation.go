@@ -61,6 +61,10 @@ type Observation struct {
 	nav   int        // the tab's navigation count when observed
 	tab   *tab
 	taken time.Time
+
+	// marked is how many on-screen elements the text lists, ids 1 to
+	// marked: the set-of-mark image draws those only.
+	marked int
 }
 
 // Viewport says where the viewport is on the page.
@@ -126,6 +130,10 @@ type Element struct {
 	// ClippedSide is where a Clipped element is in its container (above,
 	// below, left or right): the way to scroll the container to show it.
 	ClippedSide Location `json:"clipped_side,omitempty"`
+	// Multiple is set for a <select multiple>; SelectedOptions are the
+	// labels of its options selected now.
+	Multiple        bool     `json:"multiple,omitempty"`
+	SelectedOptions []string `json:"selected_options,omitempty"`
 }
 
 // Box is a rectangle in viewport CSS pixels.
@@ -271,20 +279,10 @@ func (e *Element) line() string {
 		b.WriteString(" placeholder=" + q(e.Placeholder, 40))
 	}
 	if len(e.Options) > 0 {
-		opts := e.Options
-		more := 0
-		if len(opts) > 12 {
-			more, opts = len(opts)-12, opts[:12]
-		}
-		parts := make([]string, len(opts))
-		for i, o := range opts {
-			parts[i] = q(o, 30)
-		}
-		b.WriteString(" options=[" + strings.Join(parts, ","))
-		if more > 0 {
-			fmt.Fprintf(&b, ",+%d more", more)
-		}
-		b.WriteByte(']')
+		b.WriteString(" options=" + quoteOptions(e.Options))
+	}
+	if e.Multiple {
+		b.WriteString(" selected=" + quoteOptions(e.SelectedOptions))
 	}
 	switch e.Checked {
 	case "true":
@@ -339,6 +337,27 @@ func (e *Element) line() string {
 		}
 	}
 	return b.String()
+}
+
+// quoteOptions renders option labels as a list, the first 12 of them.
+func quoteOptions(opts []string) string { return quoteJoin(opts, 12, 30, ",") }
+
+// quoteJoin renders page strings as a list: the first n, each quoted and
+// cut to width runes, joined by sep, and how many more there are.
+func quoteJoin(list []string, n, width int, sep string) string {
+	more := 0
+	if len(list) > n {
+		more, list = len(list)-n, list[:n]
+	}
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = q(s, width)
+	}
+	out := "[" + strings.Join(parts, sep)
+	if more > 0 {
+		out += fmt.Sprintf("%s+%d more", sep, more)
+	}
+	return out + "]"
 }
 
 // short renders an off-screen element for the above/below summaries.

@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/jpeg"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -252,10 +253,11 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	defer func() { obs.Timing.Parse = time.Since(tp0) - obs.Timing.AX - obs.Timing.Text }()
 	vp := metrics.CSSLayoutViewport
 	viewport := rect{0, 0, float64(vp.ClientWidth), float64(vp.ClientHeight)}
-	mainSnap := &frameSnap{snap: parseSnapshot(mainRes, viewport, 0, 0, everywhere), sess: t.sess}
+	boxes := s.readFrameBoxes(ctx, t, mainRes, reads)
+	mainSnap := &frameSnap{snap: parseSnapshot(mainRes, viewport, 0, 0, everywhere, boxes[t.sess]), sess: t.sess}
 	snaps := []*frameSnap{mainSnap}
 	var notes []string
-	for _, r := range s.placeFrames(ctx, t, mainSnap, reads, viewport) {
+	for _, r := range s.placeFrames(ctx, t, mainSnap, reads, viewport, boxes) {
 		if r.err != nil {
 			notes = append(notes, fmt.Sprintf("frame %s could not be read: %v", q(r.o.frame.URL(), 80), r.err))
 			continue
@@ -298,6 +300,11 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	// accessibility tree then hides one of them, the image is redrawn so
 	// the numbers always match the text.
 	pre := onScreen(cands)
+	if n := maxListed(s.cfg.TokenBudget); len(pre) > n {
+		pre = pre[:n] // the text cannot list more; the image marks only those it lists
+	}
+	// Marked now: the accessibility data may yet change where they are.
+	preMarks := marksOf(pre)
 	var texts []som.Rect // for the tags to avoid
 	if s.cfg.Image == ImageMarks {
 		texts = textBoxes(snaps, viewport, 3000)
@@ -306,6 +313,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	type drawn struct {
 		data    []byte
 		w, h    int
+		dropped []int // ids whose tag found no room near its box
 		raw     []byte
 		shotDur time.Duration
 		decDur  time.Duration
@@ -322,10 +330,11 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		t0 := time.Now()
 		var data []byte
 		var w, h int
+		var dropped []int
 		var err error
 		switch s.cfg.Image {
 		case ImageMarks:
-			data, w, h, err = s.drawMarks(sh.raw, sh.jp, marksOf(pre), texts, viewport)
+			data, w, h, dropped, err = s.drawMarks(sh.raw, sh.jp, preMarks, texts, viewport)
 		case ImagePlain:
 			var c image.Config
 			if c, err = jpeg.DecodeConfig(bytes.NewReader(sh.raw)); err != nil {
@@ -333,7 +342,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 			}
 			data, w, h = sh.raw, c.Width, c.Height
 		}
-		imgc <- drawn{data: data, w: w, h: h, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
+		imgc <- drawn{data: data, w: w, h: h, dropped: dropped, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
 	}()
 
 	// Chromium's accessibility tree, for the elements surf may list.
@@ -364,6 +373,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	for _, c := range wanted {
 		c.ax = ax[c.src.sess][c.n.backend]
 	}
+	coverInert(cands)
 
 	tb0 := time.Now()
 	s.buildText(obs, t, cands, snaps, viewport, notes)
@@ -377,21 +387,24 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	obs.Timing.Decode = d.decDur
 	obs.Timing.Image = d.drawDur
 	var final []*candidate
-	for id := 1; ; id++ {
+	for id := 1; id <= obs.marked; id++ {
 		r, ok := obs.refs[id]
 		if !ok || (r.el.Where != InViewport && r.el.Where != Covered) {
 			break
 		}
 		final = append(final, r.cand)
 	}
-	if s.cfg.Image == ImageMarks && !sameCandidates(pre, final) {
+	if s.cfg.Image == ImageMarks && (!sameCandidates(pre, final) || !slices.Equal(preMarks, marksOf(final))) {
 		t0 := time.Now()
-		data, w, h, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
+		data, w, h, dropped, err := s.drawMarks(d.raw, nil, marksOf(final), texts, viewport)
 		if err != nil {
 			return nil, err
 		}
-		d.data, d.w, d.h = data, w, h
+		d.data, d.w, d.h, d.dropped = data, w, h, dropped
 		obs.Timing.Image += time.Since(t0)
+	}
+	if s.cfg.Image == ImageMarks {
+		s.noteDropped(obs, d.dropped)
 	}
 	if d.data != nil {
 		obs.Image, obs.ImageMIME = d.data, "image/jpeg"
@@ -465,8 +478,9 @@ func sameCandidates(a, b []*candidate) bool {
 // the model. When the screenshot is a JPEG jpegpatch can edit (jp, or raw
 // decoded again), only the 8x8 blocks the marks touch are decoded and
 // re-encoded; the others keep their bits. Otherwise the whole image is
-// decoded, drawn and encoded.
-func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, texts []som.Rect, viewport rect) ([]byte, int, int, error) {
+// decoded, drawn and encoded. dropped lists the ids whose tag found no room
+// near its box (only the outline is drawn).
+func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, texts []som.Rect, viewport rect) (data []byte, w, h int, dropped []int, err error) {
 	opts := s.cfg.Marks
 	if opts.Text == nil {
 		opts.Text = texts
@@ -479,29 +493,32 @@ func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, te
 		if opts.Scale == 0 && viewport.W > 0 {
 			opts.Scale = float64(b.Dx()) / viewport.W
 		}
+		opts.MaxDetach = maxDetach(opts)
 		labels := som.Layout(b, marks, opts)
 		fp := som.Footprint(b, labels, opts)
 		img, ok := som.Render(jp.Pixels(fp), labels, opts).(*image.YCbCr)
 		if ok && jp.Update(img, fp) == nil {
 			var buf bytes.Buffer
 			if err := jp.Encode(&buf); err == nil {
-				return buf.Bytes(), b.Dx(), b.Dy(), nil
+				return buf.Bytes(), b.Dx(), b.Dy(), droppedIDs(labels), nil
 			}
 		}
 	}
 	shot, err := jpeg.Decode(bytes.NewReader(raw))
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("decoding the screenshot: %w", err)
+		return nil, 0, 0, nil, fmt.Errorf("decoding the screenshot: %w", err)
 	}
 	if opts.Scale == 0 && viewport.W > 0 {
 		opts.Scale = float64(shot.Bounds().Dx()) / viewport.W
 	}
-	img := som.Draw(shot, marks, opts)
+	opts.MaxDetach = maxDetach(opts)
+	labels := som.Layout(shot.Bounds(), marks, opts)
+	img := som.Render(shot, labels, opts)
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: s.cfg.JPEGQuality}); err != nil {
-		return nil, 0, 0, fmt.Errorf("encoding the set-of-mark image: %w", err)
+		return nil, 0, 0, nil, fmt.Errorf("encoding the set-of-mark image: %w", err)
 	}
-	return buf.Bytes(), img.Bounds().Dx(), img.Bounds().Dy(), nil
+	return buf.Bytes(), img.Bounds().Dx(), img.Bounds().Dy(), droppedIDs(labels), nil
 }
 
 // outOfProcessFrames returns the tab's live out-of-process frames, with a
@@ -572,7 +589,7 @@ func (s *Surfer) outOfProcessFrames(ctx context.Context, t *tab) []*oopif {
 // placeFrames parses each out-of-process frame's snapshot at its iframe
 // element's place in its parent's snapshot. Parents come before children,
 // because frames were walked from the top.
-func (s *Surfer) placeFrames(ctx context.Context, t *tab, main *frameSnap, reads []*frameRead, viewport rect) []*frameRead {
+func (s *Surfer) placeFrames(ctx context.Context, t *tab, main *frameSnap, reads []*frameRead, viewport rect, boxes frameBoxes) []*frameRead {
 	byFrame := map[playwright.Frame]*frameSnap{}
 	for _, r := range reads {
 		if r.err != nil || r.res == nil {
@@ -594,10 +611,11 @@ func (s *Surfer) placeFrames(ctx context.Context, t *tab, main *frameSnap, reads
 			r.err = err
 			continue
 		}
-		content := owner.contentBox()
+		owner.setFrameBox(boxes[parent.sess], parent.snap.originX, parent.snap.originY)
+		content := owner.frameBox()
 		clip := content.intersect(owner.clipFor())
 		fs := &frameSnap{
-			snap:   parseSnapshot(r.res, viewport, content.X, content.Y, clip),
+			snap:   parseSnapshot(r.res, viewport, content.X, content.Y, clip, boxes[r.o.sess]),
 			sess:   r.o.sess,
 			frame:  r.o.frame.URL(),
 			parent: parent,
@@ -810,13 +828,10 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 		}
 		shown++
 	}
+	obs.marked = shown
 	if shown < len(onScreen) {
 		rest := onScreen[shown:]
-		where := ", marked in the screenshot"
-		if s.cfg.Image != ImageMarks {
-			where = ""
-		}
-		tb.must(fmt.Sprintf("… and %d more on screen (ids %d-%d%s)", len(rest), listed[rest[0].n].ID, listed[rest[len(rest)-1].n].ID, where))
+		tb.must(moreOnScreen(len(rest), listed[rest[0].n].ID, listed[rest[len(rest)-1].n].ID, s.cfg.Image == ImageMarks, obs.Viewport.MoreBelow))
 		obs.Unlisted[InViewport] += len(rest)
 	}
 
@@ -888,6 +903,9 @@ func (s *Surfer) buildText(obs *Observation, t *tab, cands []*candidate, snaps [
 	if strings.TrimSpace(text) != "" && tb.fits(open) {
 		tb.must(open)
 		reserve := tokensOf(closeLine) + 16
+		if s.cfg.Image == ImageMarks && shown >= crowdedMarks {
+			reserve += droppedNoteTokens // room for noteDropped's line
+		}
 		lines := strings.Split(text, "\n")
 		for i, l := range lines {
 			if tb.used+tokensOf(l)+1+reserve > tb.budget {
@@ -963,7 +981,14 @@ func makeElement(c *candidate) *Element {
 		}
 	}
 	if e.Name == "" {
-		e.Name, e.NameFallback = fallbackName(n)
+		if l := domLabel(n); l != "" {
+			e.Name = l // an element the accessibility tree ignores (inert) keeps its label
+		} else {
+			e.Name, e.NameFallback = fallbackName(n)
+		}
+		if a.inertModal && e.NameFallback && e.Name == n.textContent(80) {
+			e.NameFallback = false // named by its content, as it would be were it not inert
+		}
 	}
 	if n.name == "INPUT" {
 		e.InputType = strings.ToLower(n.attrOr("type"))
@@ -983,7 +1008,11 @@ func makeElement(c *candidate) *Element {
 		e.Placeholder = p
 	}
 	if n.name == "SELECT" {
-		e.Options = selectOptions(n)
+		var chosen []string
+		e.Options, chosen = selectOptions(n)
+		if _, multi := n.attr("multiple"); multi {
+			e.Multiple, e.SelectedOptions = true, chosen
+		}
 	}
 	if n.name == "A" || n.name == "AREA" {
 		e.Href = resolveHref(n)
@@ -1099,7 +1128,9 @@ func lastSegment(p string) string {
 	return p
 }
 
-func selectOptions(n *snapNode) []string {
+// selectOptions lists a <select>'s option labels, and those of the
+// options selected now.
+func selectOptions(n *snapNode) (labels, selected []string) {
 	var out []string
 	var walk func(x *snapNode, d int)
 	walk = func(x *snapNode, d int) {
@@ -1120,13 +1151,16 @@ func selectOptions(n *snapNode) []string {
 					label = strings.Join(strings.Fields(b.String()), " ")
 				}
 				out = append(out, label)
+				if c.selected {
+					selected = append(selected, label)
+				}
 			case "OPTGROUP":
 				walk(c, d+1)
 			}
 		}
 	}
 	walk(n, 0)
-	return out
+	return out, selected
 }
 
 func resolveHref(n *snapNode) string {
@@ -1162,7 +1196,7 @@ func describeCover(owner *snapNode, listed map[*snapNode]*Element) string {
 			role = strings.ToLower(owner.name)
 		}
 	}
-	name := owner.attrOr("aria-label")
+	name := domLabel(owner)
 	if name == "" {
 		name = owner.textContent(40)
 	}

@@ -85,6 +85,10 @@ var perceptionFixtures = []struct {
 	{"hidden.html", 0},
 	{"disabled.html", 0},
 	{"dense.html", 0},
+	{"padded.html", 0},
+	{"multiselect.html", 0},
+	{"modal.html", 0},
+	{"crowd.html", 0},
 }
 
 // goldenList renders an observation's elements for a golden file: role,
@@ -161,16 +165,18 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 			continue
 		}
 		r := obs.refs[e.ID]
-		x, y := r.clickX, r.clickY
-		if o := r.src.owner; o != nil {
-			c := o.contentBox()
-			x, y = x-c.X, y-c.Y
+		ox, oy, zoom, err := frameOrigin(r.src)
+		if err != nil {
+			t.Errorf("element %d %q: %v", e.ID, e.Name, err)
+			continue
 		}
+		x, y := r.clickX-ox, r.clickY-oy
 		// The browser hit-tests in document coordinates of the session's
-		// top document.
+		// top document, in its CSS pixels.
 		if root := r.src.snap.docs[0]; root != nil {
 			x, y = x+root.scrollX, y+root.scrollY
 		}
+		x, y = x/zoom, y/zoom
 		no := false
 		res, err := cdp.Call(context.Background(), r.src.sess, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
 			X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no,
@@ -188,6 +194,28 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 	if checked == 0 && len(obs.Elements) > 0 {
 		t.Error("no on-screen element was hit-tested")
 	}
+}
+
+// frameOrigin is where an out-of-process frame's viewport starts in the
+// top-level viewport, and its zoom, asked of the browser frame by frame
+// (the content box of each iframe element, inside its border and padding,
+// and its rendered width over its CSS width), not taken from the
+// observation.
+func frameOrigin(fs *frameSnap) (x, y, zoom float64, err error) {
+	if fs.owner == nil || fs.parent == nil {
+		return 0, 0, 1, nil
+	}
+	px, py, pz, err := frameOrigin(fs.parent)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	res, err := cdp.Call(context.Background(), fs.parent.sess, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: fs.owner.backend})
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("the box of the iframe of %s: %w", fs.frame, err)
+	}
+	c, b := res.Model.Content, res.Model.Border
+	zoom = pz * (max(b[0], b[2], b[4], b[6]) - min(b[0], b[2], b[4], b[6])) / float64(res.Model.Width)
+	return px + min(c[0], c[2], c[4], c[6]), py + min(c[1], c[3], c[5], c[7]), zoom, nil
 }
 
 // TestObserveChangesNothing watches the page (and its same-origin frame)

@@ -199,7 +199,7 @@ func offPage(n *snapNode) bool {
 	left := n.box.X + doc.scrollX // back to document coordinates, relative to the doc origin
 	top := n.box.Y + doc.scrollY
 	if doc.owner != nil {
-		c := doc.owner.contentBox()
+		c := doc.owner.frameBox()
 		left -= c.X
 		top -= c.Y
 	}

@@ -77,6 +77,10 @@ type snapNode struct {
 	selected   bool
 	contentDoc *snapDoc // the document of a same-process iframe
 
+	frameContent rect    // an iframe's content box as the browser reported it (see frameBox)
+	frameZoom    float64 // and the zoom it shows its document at
+	frameKnown   bool
+
 	hitBoxes   []rect // where it takes clicks, for the hit index
 	clipMemo   rect   // clipInside memo
 	clipMemoOK bool
@@ -108,6 +112,9 @@ type snapshot struct {
 	docs     []*snapDoc
 	viewport rect // the top-level viewport
 	hits     *hitIndex
+	// originX, originY is where the session's viewport starts in the
+	// top-level viewport (non-zero for an out-of-process frame).
+	originX, originY float64
 }
 
 func (s *snapshot) str(i domsnapshot.StringIndex) string {
@@ -174,8 +181,11 @@ func (n *snapNode) isDescendantOf(a *snapNode) bool {
 // parseSnapshot turns the columnar DOMSnapshot result into trees. origin is
 // where the first document's (0,0) lies in viewport coordinates (non-zero
 // for an out-of-process frame), and clip the part of the viewport it shows.
-func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport rect, originX, originY float64, clip rect) *snapshot {
-	s := &snapshot{strings: res.Strings, viewport: viewport}
+// boxes are the content boxes of the session's iframe elements as the
+// browser reported them (see frameBoxes), in the session's viewport
+// coordinates; a frame without one is placed inside its iframe's border.
+func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport rect, originX, originY float64, clip rect, boxes map[cdp.BackendNodeID]frameBox) *snapshot {
+	s := &snapshot{strings: res.Strings, viewport: viewport, originX: originX, originY: originY}
 	for i, d := range res.Documents {
 		doc := s.parseDoc(d)
 		doc.index = i
@@ -205,7 +215,8 @@ func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport rect, origin
 			}
 			owner, child := parent.nodes[idx], s.docs[ci]
 			owner.contentDoc, child.owner = child, owner
-			content := owner.contentBox()
+			owner.setFrameBox(boxes, originX, originY)
+			content := owner.frameBox()
 			child.clip = content.intersect(owner.clipFor())
 			s.place(child, content.X, content.Y)
 		}

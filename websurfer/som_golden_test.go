@@ -19,7 +19,7 @@ import (
 // -update rewrites them), and checks that no two labels overlap.
 func TestSetOfMarkGoldens(t *testing.T) {
 	sites := browsertest.ServeSites(t)
-	for _, name := range []string{"native", "frames", "overlay", "dense"} {
+	for _, name := range []string{"native", "frames", "overlay", "dense", "crowd"} {
 		t.Run(name, func(t *testing.T) {
 			s := newSurfer(t, Config{})
 			gotoPage(t, s, sites.A+"/perception/"+name+".html")
@@ -48,7 +48,7 @@ func TestSetOfMarkGoldens(t *testing.T) {
 			// The labels as drawn: no two overlap.
 			var ids []int
 			for id, r := range obs.refs {
-				if r.el.Where == InViewport || r.el.Where == Covered {
+				if (r.el.Where == InViewport || r.el.Where == Covered) && id <= obs.marked {
 					ids = append(ids, id)
 				}
 			}
@@ -58,7 +58,7 @@ func TestSetOfMarkGoldens(t *testing.T) {
 				v := obs.refs[id].vis
 				marks = append(marks, som.Mark{ID: id, Box: som.Rect{X: v.X, Y: v.Y, W: v.W, H: v.H}, Covered: obs.refs[id].el.Where == Covered})
 			}
-			labels := som.Layout(img.Bounds(), marks, som.Options{Text: obs.texts})
+			labels := som.Layout(img.Bounds(), marks, som.Options{Text: obs.texts, MaxDetach: maxDetach(som.Options{})})
 			if len(labels) != len(marks) {
 				t.Errorf("%d labels for %d marks", len(labels), len(marks))
 			}

@@ -1,0 +1,104 @@
+package websurfer
+
+import (
+	"strings"
+)
+
+// A native modal <dialog> (showModal()) makes the rest of its page inert:
+// the page still paints behind the dialog's ::backdrop, which takes every
+// click, but DOMSnapshot has neither the backdrop nor inertness. Chromium's
+// accessibility tree does: it ignores each inert node with the reason
+// "activeModalDialog". surf lists such elements as covered by the dialog,
+// so an observation never offers a control a click cannot reach.
+
+// coverInert marks the on-screen candidates the accessibility tree calls
+// inert behind a modal dialog as covered by that dialog (the topmost open
+// <dialog> of their page).
+func coverInert(cands []*candidate) {
+	for _, c := range cands {
+		if c.ax == nil || !c.ax.inertModal || (c.where != InViewport && c.where != Covered) {
+			continue
+		}
+		c.where = Covered
+		c.cover, c.coverSrc = modalDialogOver(c.src, c.n)
+	}
+}
+
+// modalDialogOver finds the open <dialog> that makes n inert: the topmost
+// open dialog in n's document, or in the documents around it, up to the
+// page.
+func modalDialogOver(fs *frameSnap, n *snapNode) (*snapNode, *frameSnap) {
+	for fs != nil {
+		var best *snapNode
+		for _, d := range fs.snap.docs {
+			for _, x := range d.nodes {
+				if x.name != "DIALOG" || !x.hasLayout || x.box.empty() || n.isDescendantOf(x) {
+					continue
+				}
+				if _, open := x.attr("open"); !open {
+					continue
+				}
+				if best == nil || x.paint > best.paint || (x.paint == best.paint && x.doc.index >= best.doc.index) {
+					best = x
+				}
+			}
+		}
+		if best != nil {
+			return best, fs
+		}
+		n, fs = fs.owner, fs.parent
+	}
+	return nil, nil
+}
+
+// domLabel is an element's label as the DOM gives it, for an element the
+// accessibility tree names nothing (an inert one): aria-labelledby,
+// aria-label, then, for a form control, its <label>.
+func domLabel(n *snapNode) string {
+	if ids := strings.Fields(n.attrOr("aria-labelledby")); len(ids) > 0 {
+		var parts []string
+		for _, id := range ids {
+			if el := n.doc.byID(id); el != nil {
+				if t := el.textContent(80); t != "" {
+					parts = append(parts, t)
+				}
+			}
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, " ")
+		}
+	}
+	if v := strings.TrimSpace(n.attrOr("aria-label")); v != "" {
+		return v
+	}
+	switch n.name {
+	case "INPUT", "SELECT", "TEXTAREA", "BUTTON", "METER", "PROGRESS", "OUTPUT":
+	default:
+		return ""
+	}
+	if id := n.attrOr("id"); id != "" {
+		for _, x := range n.doc.nodes {
+			if x.name == "LABEL" && x.attrOr("for") == id {
+				if t := x.textContent(80); t != "" {
+					return t
+				}
+			}
+		}
+	}
+	for a, d := n.parent, 0; a != nil && d < 16; a, d = a.parent, d+1 {
+		if a.name == "LABEL" {
+			return a.textContent(80)
+		}
+	}
+	return ""
+}
+
+// byID finds the element of a document with an id.
+func (d *snapDoc) byID(id string) *snapNode {
+	for _, x := range d.nodes {
+		if x.isElement() && x.attrOr("id") == id {
+			return x
+		}
+	}
+	return nil
+}
