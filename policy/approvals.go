@@ -166,10 +166,11 @@ func (a *Approvals) clock() time.Time {
 
 // WithApprovals returns p consulting a: an Ask verdict of the host rules
 // for a host in a is Allow (rule approval). Everything else is p's. A nil
-// a gives p's decisions unchanged; narrowing the result keeps a.
+// a gives p's decisions unchanged; narrowing the result keeps a. A policy
+// not made by New is returned as it is (it denies everything).
 func (p *Policy) WithApprovals(a *Approvals) *Policy {
 	if p.unusable() {
-		return nil
+		return p
 	}
 	out := *p
 	out.approvals = a
