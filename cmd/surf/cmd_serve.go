@@ -51,6 +51,8 @@ Flags:
   --approve MODE      allow or deny "ask" actions for clients without
                       elicitation (default deny)
   --no-elicit         never ask the client; --approve decides
+  --approval-ttl D    an approved host of an ask entry stays open in its
+                      MCP session for D (default: until the session ends)
   --max-sessions N    browser sessions open at once (default 8)
   --idle D            close a session's browser context after D without a
                       call (default 10m)
@@ -78,6 +80,7 @@ Examples:
 		publicHost := fs.String("public-host", "", "")
 		imageMode := fs.String("image", "som", "")
 		approve := fs.String("approve", "", "")
+		approvalTTL := fs.Duration("approval-ttl", 0, "")
 		noElicit := fs.Bool("no-elicit", false, "")
 		maxSessions := fs.Int("max-sessions", 0, "")
 		idle := fs.Duration("idle", 0, "")
@@ -91,7 +94,7 @@ Examples:
 		if fs.NArg() != 0 {
 			return usagef(c, "serve takes no arguments, got %q", fs.Arg(0))
 		}
-		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 {
+		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 || *approvalTTL < 0 {
 			return usagef(c, "limits cannot be negative")
 		}
 		img, err := mcpserver.ParseImageMode(*imageMode)
@@ -157,7 +160,7 @@ Examples:
 			Sandbox:            sb,
 			Relaunch:           func(ctx context.Context) (*sandbox.Sandbox, error) { return sandbox.New(ctx, sbCfg) },
 			Session:            sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads, ReplayHAR: bf.replayHAR},
-			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL},
+			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, ApprovalTTL: *approvalTTL},
 			Model:              model,
 			ModelName:          modelName,
 			ModelError:         modelErr,
