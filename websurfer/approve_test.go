@@ -165,14 +165,22 @@ func TestApprovedAskHostOpens(t *testing.T) {
 	}
 	// The page's own navigation to it (not through the action gate) is
 	// blocked by the request gate.
-	if _, err := s.Page().Evaluate(fmt.Sprintf("location.href = %q", other.URL+"/by-script")); err != nil {
+	scriptNavigationBlocked(t, s, other)
+}
+
+// scriptNavigationBlocked has the page navigate to site by itself, past
+// the action gate: the request gate must answer with its block page, and
+// site must see nothing.
+func scriptNavigationBlocked(t *testing.T, s *Surfer, site *askSite) {
+	t.Helper()
+	if _, err := s.Page().Evaluate(fmt.Sprintf("location.href = %q", site.URL+"/by-script")); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the script's navigation to be blocked", func() bool {
 		return strings.Contains(observeText(t, s), "Blocked by surf")
 	})
-	if p := other.requested(); len(p) != 0 {
-		t.Errorf("the ask host that was not approved was reached: %q", p)
+	if p := site.requested(); len(p) != 0 {
+		t.Errorf("the host was reached without approval: %q", p)
 	}
 }
 
@@ -201,15 +209,7 @@ func TestDeniedApprovalStaysBlocked(t *testing.T) {
 		t.Errorf("the host was reached without approval: %q", p)
 	}
 	// The page cannot get there by itself either.
-	if _, err := s.Page().Evaluate(fmt.Sprintf("location.href = %q", approved.URL+"/by-script")); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the script's navigation to be blocked", func() bool {
-		return strings.Contains(observeText(t, s), "Blocked by surf")
-	})
-	if p := approved.requested(); len(p) != 0 {
-		t.Errorf("the host was reached without approval: %q", p)
-	}
+	scriptNavigationBlocked(t, s, approved)
 }
 
 func observeText(t *testing.T, s *Surfer) string {
