@@ -177,14 +177,6 @@ func (p *Policy) WithApprovals(a *Approvals) *Policy {
 	return &out
 }
 
-// Approvals is the approval set p consults, nil for none.
-func (p *Policy) Approvals() *Approvals {
-	if p == nil {
-		return nil
-	}
-	return p.approvals
-}
-
 // approve turns an Ask decision for an approved host into Allow.
 func (p *Policy) approve(d Decision, t target) Decision {
 	if d.Verdict != Ask || !p.approvals.approved(t.host) {
