@@ -166,6 +166,24 @@ func TestApprovedAskHostOpens(t *testing.T) {
 	// The page's own navigation to it (not through the action gate) is
 	// blocked by the request gate.
 	scriptNavigationBlocked(t, s, other)
+
+	// The approval belongs to its session: another session of the same
+	// browser still needs one.
+	sess2 := browsertest.Session(t, sandbox.SessionConfig{Policy: askPolicy(t)})
+	p2, err := sess2.NewPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(approved.requested())
+	if _, err := p2.Goto(approved.URL + "/other-session"); err != nil {
+		t.Fatal(err)
+	}
+	if title, _ := p2.Title(); title != "Blocked by surf" {
+		t.Errorf("another session reached the host approved in the first: title %q", title)
+	}
+	if got := approved.requested()[before:]; len(got) != 0 {
+		t.Errorf("another session reached the host approved in the first: %q", got)
+	}
 }
 
 // scriptNavigationBlocked has the page navigate to site by itself, past
