@@ -42,7 +42,8 @@
 //
 // Deny wins over ask, ask over allow: hosts on the ask list are reachable
 // like allowed ones, but each decision on them is Ask (an Approver must say
-// yes). An empty allow list means any public host: the zero Config allows
+// yes; a policy with Approvals, see WithApprovals, allows the hosts a human
+// approved for the session). An empty allow list means any public host: the zero Config allows
 // the public web and nothing else. Path rules are a
 // convenience, not a boundary: servers decode paths in different ways, so
 // allow paths match strictly (and never a path with an encoded '/', '\' or

@@ -15,6 +15,9 @@ import (
 type Policy struct {
 	layers  []*layer
 	secrets []*secret
+	// approvals, when set, turns Ask into Allow for the hosts a human
+	// approved (see Approvals).
+	approvals *Approvals
 }
 
 // layer is one compiled Config or Restriction. A Policy's decision is the
@@ -97,12 +100,16 @@ func compileLayer(allow, ask, deny []HostRule, actions []ActionRule, restriction
 
 // Narrow returns a policy that allows only what both p and other allow, and
 // whose action verdicts are the stricter of the two (Deny > Ask > Allow).
-// The secrets are p's; other's are ignored. Narrowing can never widen p.
+// The secrets are p's; other's are ignored. The approval set (see
+// WithApprovals) is p's, else other's. Narrowing can never widen p.
 func (p *Policy) Narrow(other *Policy) *Policy {
 	if p.unusable() || other.unusable() {
 		return nil
 	}
-	out := &Policy{secrets: p.secrets}
+	out := &Policy{secrets: p.secrets, approvals: p.approvals}
+	if out.approvals == nil {
+		out.approvals = other.approvals
+	}
 	out.layers = append(append([]*layer(nil), p.layers...), other.layers...)
 	return out
 }
@@ -128,7 +135,7 @@ func (p *Policy) Restrict(r Restriction) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Policy{secrets: p.secrets}
+	out := &Policy{secrets: p.secrets, approvals: p.approvals}
 	out.layers = append(append([]*layer(nil), p.layers...), l)
 	return out, nil
 }
@@ -304,7 +311,7 @@ func (p *Policy) decideTarget(d Decision, t target) Decision {
 		first = ask
 	}
 	first.URL, first.Host, first.Tool, first.Addr = d.URL, d.Host, d.Tool, d.Addr
-	return first
+	return p.approve(first, t)
 }
 
 // matches reports whether rule m applies to t. A target without a scheme

@@ -42,8 +42,11 @@
 // has its own, on ProxyListen (127.0.0.1 by default) with its own random
 // credentials, enforcing that session's policy; a local browser is also
 // launched with a proxy enforcing the sandbox's policy for anything
-// outside the sessions. Loopback goes through the proxy too (surf removes
-// Chromium's implicit loopback bypass and never adds one). The proxy
+// outside the sessions, with credentials of its own too (every local user
+// can reach a loopback port). A host the session's policy marks Ask is
+// refused by every layer until Session.Approve opens it for the session.
+// Loopback goes through the proxy too (surf removes Chromium's implicit
+// loopback bypass and never adds one). The proxy
 // resolves names itself (Config.Resolver), refuses a name the policy
 // denies before looking it up, judges every resolved address with
 // policy.DecideDial and connects only to an address it judged, so DNS

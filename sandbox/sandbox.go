@@ -489,19 +489,33 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	}
 
 	args := append(append([]string{}, baseArgs...), s.cfg.Args...)
+	var launchProxy *playwright.Proxy
 	if !s.cfg.DisableEgressProxy {
 		// The launch-level proxy takes whatever does not belong to a
 		// session's context, with the sandbox's policy.
+		// With its own credentials, like the sessions' proxies: other
+		// local users can reach its port too.
 		s.proxy, err = startProxy(proxyConfig{
 			policy:   s.pol,
 			resolver: s.cfg.Resolver,
 			listen:   s.cfg.ProxyListen,
+			user:     "surf-" + randomToken(8),
+			password: randomToken(24),
 			log:      s.log.With("proxy", "launch"),
 		})
 		if err != nil {
 			return err
 		}
 		args = append(args, egressArgs(strings.Trim(s.cfg.ProxyAdvertise, "[]"), s.proxy.Port())...)
+		// Playwright answers the launch proxy's challenges with these for
+		// contexts that have no proxy of their own (the flags above still
+		// decide where traffic goes: they come after Playwright's).
+		launchProxy = &playwright.Proxy{
+			Server:   s.proxyURL(s.proxy.Port()),
+			Bypass:   playwright.String("<-loopback>"),
+			Username: playwright.String(s.proxy.cfg.user),
+			Password: playwright.String(s.proxy.cfg.password),
+		}
 	}
 	var rl *relayListener
 	if relaySupported {
@@ -536,6 +550,7 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 		Args:            args,
 		Headless:        &headless,
 		ChromiumSandbox: &sandboxOn,
+		Proxy:           launchProxy,
 		DownloadsPath:   &downloads,
 		Env:             env,
 		Timeout:         &timeout,

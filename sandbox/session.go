@@ -99,6 +99,9 @@ type Session struct {
 	gate    *requestGate // nil when the request gate is off
 	proxy   *egressProxy // nil when the egress proxy is off
 	staging string       // upload staging dir, removed on Close
+
+	// approvals are the hosts approved in this session; pol consults them.
+	approvals *policy.Approvals
 }
 
 // NewSession opens an isolated session.
@@ -160,7 +163,12 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			pol = s.pol.Narrow(cfg.Policy)
 		}
 	}
-	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{}), pol: pol}
+	// Every layer (request gate, egress proxy, the action gate through
+	// Policy) decides with the same approval set: an approved ask host is
+	// open everywhere at once.
+	approvals := policy.NewApprovals()
+	pol = pol.WithApprovals(approvals)
+	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{}), pol: pol, approvals: approvals}
 	sess.denials = &denialLog{pol: pol, hook: cfg.OnDenial}
 	parent := s.tmp // empty for remote browsers: the system temp dir
 	sess.tmp, err = os.MkdirTemp(parent, fmt.Sprintf("%ssession-%d-", tempPrefix(), id))
@@ -360,6 +368,19 @@ func (s *Session) NewPage(ctx context.Context) (playwright.Page, error) {
 // Policy is the session's effective policy: the sandbox's, narrowed by
 // SessionConfig.Policy. The action gate judges tool calls with it.
 func (s *Session) Policy() *policy.Policy { return s.pol }
+
+// Approve opens host, which the policy marks Ask (an ask entry), for the
+// session: for ttl, or until the session closes when ttl is zero. The
+// request gate, the egress proxy and Policy's decisions all let it
+// through from then on; nothing else changes (other hosts of the same ask
+// entry still ask, and denials stay denials). Call it only with a human's
+// approval, such as a policy.Approver's yes.
+func (s *Session) Approve(host string, ttl time.Duration) error {
+	return s.approvals.Approve(host, ttl)
+}
+
+// Approvals is the session's set of approved hosts (see Approve).
+func (s *Session) Approvals() *policy.Approvals { return s.approvals }
 
 // TakeDenials returns the denials since the last call, oldest first, and
 // forgets them. At most the last 256 are kept between calls.

@@ -100,6 +100,13 @@ func (s *Surfer) gateURL(ctx context.Context, tool, raw, base string) (policy.De
 		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, Kind: policy.Navigation, URL: d.URL, Host: d.Host, Decision: d, Navigation: true})
 		return d, toolErr("%s", d.Reason)
 	}
+	if asked {
+		// The approval opens the host for the session's request gate and
+		// egress proxy too, not just this step's action gate.
+		if err := s.sess.Approve(d.Host, s.cfg.ApprovalTTL); err != nil {
+			return d, toolErr("the approval of %s could not be recorded: %v", q(d.Host, 200), err)
+		}
+	}
 	return d, nil
 }
 

@@ -37,8 +37,14 @@ type Config struct {
 	// rules) and the secrets input_text may use. Nil means the session's
 	// policy as it is: the one the sandbox enforces on every request.
 	Policy *policy.Policy
-	// Approver answers actions the policy marks Ask; nil denies them.
+	// Approver answers actions the policy marks Ask; nil denies them. A
+	// navigation to a host of an ask entry that it approves opens that
+	// host (only it) in the session, at every enforcement layer, for
+	// ApprovalTTL (see sandbox.Session.Approve).
 	Approver policy.Approver
+	// ApprovalTTL is how long an approved host stays open; zero means
+	// for the rest of the session.
+	ApprovalTTL time.Duration
 	// SearchURL is the web_search engine, with %s where the escaped query
 	// goes; empty means DefaultSearchURL.
 	SearchURL string
@@ -249,6 +255,11 @@ func (s *Surfer) ReplaceSession(ctx context.Context, sess *sandbox.Session) erro
 	s.evmu.Lock()
 	s.popups, s.opening, s.announced = nil, 0, 0
 	s.evmu.Unlock()
+	// Hosts approved in the lost session stay approved: it is the same
+	// conversation with the same human.
+	if old := s.sess; old != nil && old != sess {
+		sess.Approvals().CopyFrom(old.Approvals())
+	}
 	return s.attach(ctx, sess)
 }
 

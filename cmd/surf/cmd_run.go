@@ -39,7 +39,10 @@ Flags:
   --journal FILE      where the journal goes (default surf-run/journal.jsonl)
   --report FILE       also write the run as a self-contained HTML report
   --approve MODE      prompt, deny or allow actions the policy marks "ask"
-                      (default: prompt on a terminal, deny otherwise)
+                      (default: prompt on a terminal, deny otherwise); an
+                      approved host of an ask entry stays open for the run
+  --approval-ttl D    keep an approved host open for D only (default: the
+                      whole run)
   --json              print the result as JSON
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
@@ -57,6 +60,7 @@ Examples:
 		journalPath := fs.String("journal", "surf-run/journal.jsonl", "")
 		reportPath := fs.String("report", "", "")
 		approve := fs.String("approve", "", "")
+		approvalTTL := fs.Duration("approval-ttl", 0, "")
 		asJSON := fs.Bool("json", false, "")
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
@@ -66,7 +70,7 @@ Examples:
 		if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
 			return usagef(c, "run takes one TASK, quoted")
 		}
-		if *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0 {
+		if *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0 || *approvalTTL < 0 {
 			return usagef(c, "limits cannot be negative")
 		}
 		approver, err := approverFor(cli, *approve)
@@ -77,14 +81,19 @@ Examples:
 		if err != nil {
 			return err
 		}
-		b, err := bf.open(ctx, cli, openOptions{model: model, surf: websurfer.Config{ModelName: modelName, Approver: approver}})
+		b, err := bf.open(ctx, cli, openOptions{model: model, surf: websurfer.Config{ModelName: modelName, Approver: approver, ApprovalTTL: *approvalTTL}})
 		if err != nil {
 			return err
 		}
 		defer func() { b.Close() }()
 		if *startURL != "" {
-			if err := b.checkURL(*startURL); err != nil {
-				return err
+			// A start URL on an ask host is put to the approver like any
+			// visit, unless it can only say no.
+			mode, _ := approveMode(cli, *approve)
+			if d := b.pol.DecideURL(policy.Navigation, *startURL, ""); d.Verdict != policy.Ask || mode == "deny" {
+				if err := b.checkURL(*startURL); err != nil {
+					return err
+				}
 			}
 		}
 		j, err := websurfer.OpenJournal(*journalPath, b.pol.Redact)
@@ -203,8 +212,9 @@ func truncateLine(s string, n int) string {
 	return s
 }
 
-// approverFor answers the policy's Ask decisions.
-func approverFor(cli *CLI, mode string) (policy.Approver, error) {
+// approveMode is the --approve mode in effect: the flag's, else prompt on
+// a terminal and deny otherwise.
+func approveMode(cli *CLI, mode string) (string, bool) {
 	tty := false
 	if f, ok := cli.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		tty = true
@@ -215,6 +225,12 @@ func approverFor(cli *CLI, mode string) (policy.Approver, error) {
 			mode = "prompt"
 		}
 	}
+	return mode, tty
+}
+
+// approverFor answers the policy's Ask decisions.
+func approverFor(cli *CLI, mode string) (policy.Approver, error) {
+	mode, tty := approveMode(cli, mode)
 	switch mode {
 	case "allow":
 		return policy.AllowAll(), nil
@@ -233,7 +249,11 @@ func approverFor(cli *CLI, mode string) (policy.Approver, error) {
 			if d.URL != "" {
 				what += " " + d.URL
 			}
-			fmt.Fprintf(cli.Stderr, "surf: approve %s? (%s) [y/N] ", what, strings.TrimPrefix(d.Reason, "ask: "))
+			opens := ""
+			if d.Rule == policy.RuleAsk && d.Host != "" {
+				opens = "; yes opens " + d.Host + " for this run"
+			}
+			fmt.Fprintf(cli.Stderr, "surf: approve %s? (%s%s) [y/N] ", what, strings.TrimPrefix(d.Reason, "ask: "), opens)
 			line, err := in.ReadString('\n')
 			if err != nil && ctx.Err() != nil {
 				return false, ctx.Err()

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/internal/daemon"
 	"github.com/surfkit/surf/internal/mcpserver"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -42,7 +46,16 @@ Flags:
                       instead of stdio; only loopback unless --allow-remote
   --allow-remote      allow a non-loopback ADDR; needs a token
   --token T           require "Authorization: Bearer T" on every HTTP request
-                      (default $SURF_MCP_TOKEN; at least 16 characters)
+                      (default $SURF_MCP_TOKEN; at least 16 characters).
+                      Without one, surf makes a random token and writes it
+                      to a file only you can read (see --token-file): every
+                      user of the machine can reach a loopback port
+  --token-file FILE   write the token to FILE (mode 0600, removed on exit);
+                      default for a token surf makes: serve-PORT.token in
+                      the runtime directory ($SURF_RUNTIME_DIR, else
+                      $XDG_RUNTIME_DIR/surf, else $TMPDIR/surf-UID)
+  --no-token          serve loopback without a token: EVERY local user can
+                      drive the browser; only for a single-user machine
   --public-host H     the host name remote clients use; Host and Origin
                       headers naming other hosts than it and loopback are
                       refused (DNS rebinding protection)
@@ -51,6 +64,8 @@ Flags:
   --approve MODE      allow or deny "ask" actions for clients without
                       elicitation (default deny)
   --no-elicit         never ask the client; --approve decides
+  --approval-ttl D    an approved host of an ask entry stays open in its
+                      MCP session for D (default: until the session ends)
   --max-sessions N    browser sessions open at once (default 8)
   --idle D            close a session's browser context after D without a
                       call (default 10m)
@@ -65,6 +80,7 @@ Exit codes: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM;
 Examples:
   surf serve --allow example.org
   surf serve --http 127.0.0.1:8931 --allow '*' --model gpt-4o
+      (then: curl -H "Authorization: Bearer $(cat $XDG_RUNTIME_DIR/surf/serve-8931.token)" ...)
   SURF_MCP_TOKEN=$(openssl rand -hex 24) surf serve --http 0.0.0.0:8931 --allow-remote --public-host surf.internal
 
   An MCP client configuration (Claude Desktop, Cursor, ...):
@@ -75,9 +91,12 @@ Examples:
 		httpAddr := fs.String("http", "", "")
 		allowRemote := fs.Bool("allow-remote", false, "")
 		token := fs.String("token", "", "")
+		tokenFile := fs.String("token-file", "", "")
+		noToken := fs.Bool("no-token", false, "")
 		publicHost := fs.String("public-host", "", "")
 		imageMode := fs.String("image", "som", "")
 		approve := fs.String("approve", "", "")
+		approvalTTL := fs.Duration("approval-ttl", 0, "")
 		noElicit := fs.Bool("no-elicit", false, "")
 		maxSessions := fs.Int("max-sessions", 0, "")
 		idle := fs.Duration("idle", 0, "")
@@ -91,7 +110,7 @@ Examples:
 		if fs.NArg() != 0 {
 			return usagef(c, "serve takes no arguments, got %q", fs.Arg(0))
 		}
-		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 {
+		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 || *approvalTTL < 0 {
 			return usagef(c, "limits cannot be negative")
 		}
 		img, err := mcpserver.ParseImageMode(*imageMode)
@@ -115,8 +134,18 @@ Examples:
 		if httpOpts.Token == "" {
 			httpOpts.Token = strings.TrimSpace(cli.Getenv("SURF_MCP_TOKEN"))
 		}
-		if *httpAddr == "" && (*allowRemote || *publicHost != "" || fs.Changed("token")) {
-			return usagef(c, "--allow-remote, --token and --public-host apply to --http only")
+		if *httpAddr == "" && (*allowRemote || *publicHost != "" || fs.Changed("token") || *tokenFile != "" || *noToken) {
+			return usagef(c, "--allow-remote, --token, --token-file, --no-token and --public-host apply to --http only")
+		}
+		if *noToken && (httpOpts.Token != "" || *tokenFile != "") {
+			return usagef(c, "--no-token excludes a token (--token, --token-file, SURF_MCP_TOKEN)")
+		}
+		httpOpts.NoToken = *noToken
+		madeToken := false
+		if *httpAddr != "" && httpOpts.Token == "" && !*noToken && mcpserver.IsLoopbackBind(*httpAddr) {
+			// Loopback is open to every local user: a token by default.
+			// (Other addresses need one given: CheckBind says so.)
+			httpOpts.Token, madeToken = mcpserver.GenerateToken(), true
 		}
 		if *httpAddr != "" {
 			if err := mcpserver.CheckBind(*httpAddr, httpOpts); err != nil {
@@ -157,7 +186,7 @@ Examples:
 			Sandbox:            sb,
 			Relaunch:           func(ctx context.Context) (*sandbox.Sandbox, error) { return sandbox.New(ctx, sbCfg) },
 			Session:            sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads, ReplayHAR: bf.replayHAR},
-			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL},
+			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, ApprovalTTL: *approvalTTL},
 			Model:              model,
 			ModelName:          modelName,
 			ModelError:         modelErr,
@@ -184,6 +213,18 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("listening on %s: %w", *httpAddr, err)
 			}
+			if madeToken || *tokenFile != "" {
+				path, werr := writeTokenFile(cli, *tokenFile, ln.Addr(), httpOpts.Token)
+				if werr != nil {
+					ln.Close()
+					return werr
+				}
+				defer os.Remove(path)
+				fmt.Fprintf(cli.Stderr, "surf: the bearer token is in %s (mode 0600): clients send \"Authorization: Bearer TOKEN\"\n", path)
+			}
+			if httpOpts.NoToken {
+				fmt.Fprintf(cli.Stderr, "surf: WARNING: --no-token: every user of this machine can drive this browser through http://%s%s\n", ln.Addr(), mcpserver.HTTPPath)
+			}
 			fmt.Fprintf(cli.Stderr, "surf: serving MCP (streamable HTTP) at http://%s%s\n", ln.Addr(), mcpserver.HTTPPath)
 			err = srv.Serve(ctx, ln, httpOpts)
 		}
@@ -193,6 +234,41 @@ Examples:
 		return err
 	}
 	register(c)
+}
+
+// writeTokenFile writes the HTTP server's bearer token to path, or by
+// default to serve-PORT.token in the runtime directory (0700, this user's
+// only), with mode 0600, and returns the path. An existing file there is
+// replaced, never written through.
+func writeTokenFile(cli *CLI, path string, addr net.Addr, token string) (string, error) {
+	if path == "" {
+		dir := daemon.RuntimeDir(cli.Getenv)
+		if err := daemon.EnsureDir(dir); err != nil {
+			return "", withHint(err, "set SURF_RUNTIME_DIR to a directory of your own with mode 0700, or pass --token-file")
+		}
+		port := 0
+		if ta, ok := addr.(*net.TCPAddr); ok {
+			port = ta.Port
+		}
+		path = filepath.Join(dir, fmt.Sprintf("serve-%d.token", port))
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("replacing the token file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("writing the token file: %w", err)
+	}
+	if _, err := io.WriteString(f, token+"\n"); err != nil {
+		f.Close()
+		os.Remove(path)
+		return "", fmt.Errorf("writing the token file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("writing the token file: %w", err)
+	}
+	return path, nil
 }
 
 // modelFlagsGiven reports whether any model flag was set on the command

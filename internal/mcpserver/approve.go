@@ -98,6 +98,11 @@ func elicitMessage(d policy.Decision) string {
 	if d.URL != "" && !strings.Contains(reason, d.URL) {
 		fmt.Fprintf(&b, " (page or address: %s)", d.URL)
 	}
-	b.WriteString(". Approve it?")
+	b.WriteString(".")
+	if d.Rule == policy.RuleAsk && d.Host != "" {
+		// A host approval outlasts the call: say so.
+		fmt.Fprintf(&b, " Approving opens %s (that host only) to this session's browser.", d.Host)
+	}
+	b.WriteString(" Approve it?")
 	return b.String()
 }

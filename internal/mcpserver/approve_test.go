@@ -3,6 +3,9 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,4 +149,81 @@ func TestApprovalWithoutElicitation(t *testing.T) {
 			t.Errorf("with elicitation off the client was asked (%v) or the click ran (IsError=%v)", asked.Load(), res.IsError)
 		}
 	})
+}
+
+// askHost serves a page on 127.0.0.2, a host the policy marks ask, and
+// counts its requests.
+func askHost(t *testing.T) (url string, hits *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits = new(atomic.Int64)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		page(w, "Harbour ledger", "<p>berth 7 is free on Tuesday</p>")
+	}))
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL, hits
+}
+
+// TestApprovedAskHostOverMCP: a visit_url to an ask host that the client's
+// user approves (through elicitation, or the server's --approve allow)
+// returns the real page, not surf's block page; a declined one is an
+// error result and the host is never reached.
+func TestApprovedAskHostOverMCP(t *testing.T) {
+	f := serveFixture(t)
+	askRule, err := policy.ParseHostRule("127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := sitePolicy(t, f, policy.Config{Ask: []policy.HostRule{askRule}})
+	reply := func(r *mcp.ElicitResult) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if !strings.Contains(req.Params.Message, "opens 127.0.0.2 (that host only)") {
+				t.Errorf("the question does not say what an approval opens: %q", req.Params.Message)
+			}
+			return r, nil
+		}}
+	}
+	cases := []struct {
+		name     string
+		approver policy.Approver
+		client   *mcp.ClientOptions
+		approved bool
+	}{
+		{"elicitation accept", nil, reply(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}), true},
+		{"elicitation decline", policy.AllowAll(), reply(&mcp.ElicitResult{Action: "decline"}), false},
+		{"approve allow", policy.AllowAll(), nil, true},
+		{"approve deny", policy.DenyAll(), nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u, hits := askHost(t)
+			s := newServer(t, f, func(cfg *Config) { cfg.Policy = pol; cfg.Approver = c.approver })
+			cs := connect(t, serveHTTP(t, s, HTTPOptions{}), c.client, nil)
+			res := call(t, cs, "visit_url", map[string]any{"url": u + "/"})
+			got := text(res)
+			if c.approved {
+				if res.IsError || strings.Contains(got, "Blocked by surf") || !strings.Contains(got, "berth 7 is free on Tuesday") {
+					t.Fatalf("approved: IsError=%v, want the page:\n%s", res.IsError, got)
+				}
+				// Later calls see the host open, with no new question.
+				res = mustCall(t, cs, "refresh_page", map[string]any{})
+				if strings.Contains(text(res), "Blocked by surf") {
+					t.Errorf("refreshing the approved page:\n%s", text(res))
+				}
+				return
+			}
+			if !res.IsError || !strings.Contains(got, "denied by the approver") {
+				t.Errorf("declined: IsError=%v %q", res.IsError, firstLine(got, 300))
+			}
+			if n := hits.Load(); n != 0 {
+				t.Errorf("the host was reached %d times without approval", n)
+			}
+		})
+	}
 }

@@ -43,7 +43,9 @@ func ExampleServer_Serve() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts := mcpserver.HTTPOptions{}
+	// A token, on loopback too: every local user can reach the port.
+	opts := mcpserver.HTTPOptions{Token: mcpserver.GenerateToken()}
+	fmt.Fprintf(os.Stderr, "send Authorization: Bearer %s\n", opts.Token)
 	if err := mcpserver.CheckBind(mcpserver.DefaultHTTPAddr, opts); err != nil {
 		log.Fatal(err)
 	}
@@ -55,8 +57,10 @@ func ExampleServer_Serve() {
 }
 
 func ExampleCheckBind() {
-	fmt.Println(mcpserver.CheckBind("127.0.0.1:8931", mcpserver.HTTPOptions{}))
-	err := mcpserver.CheckBind("0.0.0.0:8931", mcpserver.HTTPOptions{})
+	fmt.Println(mcpserver.CheckBind("127.0.0.1:8931", mcpserver.HTTPOptions{Token: mcpserver.GenerateToken()}))
+	err := mcpserver.CheckBind("127.0.0.1:8931", mcpserver.HTTPOptions{})
+	fmt.Println(errors.Is(err, mcpserver.ErrNoToken))
+	err = mcpserver.CheckBind("0.0.0.0:8931", mcpserver.HTTPOptions{})
 	fmt.Println(errors.Is(err, mcpserver.ErrRemoteBind))
 	err = mcpserver.CheckBind("0.0.0.0:8931", mcpserver.HTTPOptions{
 		AllowRemote: true, Token: "8b1e0c0f5d7a4e2f9c3b6a1d", PublicHost: "surf.internal",
@@ -64,6 +68,7 @@ func ExampleCheckBind() {
 	fmt.Println(err)
 	// Output:
 	// <nil>
+	// true
 	// true
 	// <nil>
 }

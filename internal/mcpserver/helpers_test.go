@@ -107,9 +107,18 @@ func newServer(t *testing.T, f *fixture, edit func(*Config)) *Server {
 	return s
 }
 
+// testToken is the bearer token serveHTTP gives a server whose options
+// have none (a server needs one, on loopback too); connect and post send
+// it unless told otherwise.
+const testToken = "surf-test-token-0123456789abcdef"
+
 // serveHTTP serves s on a loopback port and returns the endpoint URL.
+// Options without a token (and without NoToken) get testToken.
 func serveHTTP(t *testing.T, s *Server, o HTTPOptions) string {
 	t.Helper()
+	if o.Token == "" && !o.NoToken {
+		o.Token = testToken
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +137,13 @@ func serveHTTP(t *testing.T, s *Server, o HTTPOptions) string {
 	return "http://" + ln.Addr().String() + HTTPPath
 }
 
-// connect opens an MCP client session to an HTTP endpoint.
+// connect opens an MCP client session to an HTTP endpoint; a nil hc
+// sends testToken.
 func connect(t *testing.T, endpoint string, opts *mcp.ClientOptions, hc *http.Client) *mcp.ClientSession {
 	t.Helper()
+	if hc == nil {
+		hc = &http.Client{Transport: bearer{testToken}}
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "surf-test", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {

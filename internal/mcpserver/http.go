@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,15 +27,21 @@ const HTTPPath = "/mcp"
 // MinTokenLength is the shortest bearer token accepted.
 const MinTokenLength = 16
 
-// HTTPOptions secures the streamable HTTP transport. The zero value serves
-// loopback clients only, without a token.
+// HTTPOptions secures the streamable HTTP transport. The zero value is
+// refused: every server needs a Token, on loopback too, since every user
+// of the machine can reach a loopback port (GenerateToken makes one).
 type HTTPOptions struct {
 	// AllowRemote permits listening on an address that is not loopback.
 	// It requires Token.
 	AllowRemote bool
-	// Token, when set, must come with every request as
-	// "Authorization: Bearer TOKEN" (at least MinTokenLength bytes).
+	// Token must come with every request as "Authorization: Bearer
+	// TOKEN" (at least MinTokenLength bytes).
 	Token string
+	// NoToken serves a loopback address without a token: then every
+	// local user (and every process of theirs) can drive the browser.
+	// Only for a machine with a single user. It excludes Token and
+	// AllowRemote.
+	NoToken bool
 	// PublicHost is the host name (or IP address) remote clients use to
 	// reach the server. Requests whose Host header, and browser requests
 	// whose Origin, name another host than it or a loopback host are
@@ -46,9 +54,14 @@ type HTTPOptions struct {
 // AllowRemote.
 var ErrRemoteBind = errors.New("refusing to listen on a non-loopback address")
 
-// CheckBind checks a listen address against the options: a loopback
-// address is always fine; any other needs AllowRemote and a Token, and
-// an unspecified address (0.0.0.0, [::]) also a PublicHost.
+// ErrNoToken is the error of a server without a token (and without
+// NoToken).
+var ErrNoToken = errors.New("refusing to serve without a token")
+
+// CheckBind checks a listen address against the options: every address
+// needs a Token (a loopback one may do without if NoToken says so); one
+// that is not loopback also needs AllowRemote, and an unspecified address
+// (0.0.0.0, [::]) also a PublicHost.
 func CheckBind(addr string, o HTTPOptions) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -57,7 +70,13 @@ func CheckBind(addr string, o HTTPOptions) error {
 	if o.Token != "" && len(o.Token) < MinTokenLength {
 		return fmt.Errorf("the token is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 24)", len(o.Token), MinTokenLength)
 	}
+	if o.NoToken && (o.Token != "" || o.AllowRemote) {
+		return errors.New("NoToken excludes a token and AllowRemote")
+	}
 	if loopbackBind(host) {
+		if o.Token == "" && !o.NoToken {
+			return fmt.Errorf("%w (%s): every local user can reach a loopback port and drive the browser; set a bearer token (--token or SURF_MCP_TOKEN; surf serve makes one by default), or --no-token on a single-user machine", ErrNoToken, addr)
+		}
 		return nil
 	}
 	if !o.AllowRemote {
@@ -70,6 +89,13 @@ func CheckBind(addr string, o HTTPOptions) error {
 		return fmt.Errorf("listening on all interfaces (%s) needs --public-host, the name clients use to reach this server", addr)
 	}
 	return nil
+}
+
+// IsLoopbackBind reports whether a listen address (host:port) is surely
+// loopback: a loopback IP literal, or "localhost".
+func IsLoopbackBind(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && loopbackBind(host)
 }
 
 // loopbackBind reports whether a listen host is surely loopback: a
@@ -95,9 +121,17 @@ func isLoopbackHost(host string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
+// GenerateToken returns a new random bearer token (32 bytes, hex).
+func GenerateToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // Handler is the streamable HTTP handler at HTTPPath, behind the Host,
 // Origin and token checks. listen is the address the server listens on
-// (it may be "" when unknown).
+// (it may be "" when unknown). With neither a Token nor NoToken it refuses
+// every request.
 func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger: s.log,
@@ -171,9 +205,11 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if g.opts.Token != "" {
+	if !g.opts.NoToken {
+		// Without a token (and without NoToken) nothing passes: Handler
+		// fails closed where Serve would refuse to start.
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.Token)) != 1 {
+		if !ok || g.opts.Token == "" || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.Token)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="surf"`)
 			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return

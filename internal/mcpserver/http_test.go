@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -16,14 +17,20 @@ func TestCheckBind(t *testing.T) {
 		o    HTTPOptions
 		want string // "" for ok, else a substring of the error
 	}{
-		{"127.0.0.1:8931", HTTPOptions{}, ""},
-		{"127.0.0.1:0", HTTPOptions{}, ""},
-		{"127.8.9.10:0", HTTPOptions{}, ""},
-		{"[::1]:0", HTTPOptions{}, ""},
-		{"localhost:0", HTTPOptions{}, ""},
+		{"127.0.0.1:8931", HTTPOptions{Token: token}, ""},
+		{"127.0.0.1:8931", HTTPOptions{}, "every local user"},
+		{"127.0.0.1:8931", HTTPOptions{NoToken: true}, ""},
+		{"127.0.0.1:8931", HTTPOptions{NoToken: true, Token: token}, "excludes"},
+		{"192.168.1.5:8931", HTTPOptions{NoToken: true, AllowRemote: true}, "excludes"},
+		{"192.168.1.5:8931", HTTPOptions{NoToken: true}, "--allow-remote"},
+		{"127.0.0.1:0", HTTPOptions{Token: token}, ""},
+		{"127.8.9.10:0", HTTPOptions{Token: token}, ""},
+		{"[::1]:0", HTTPOptions{Token: token}, ""},
+		{"localhost:0", HTTPOptions{Token: token}, ""},
+		{"localhost:0", HTTPOptions{}, "every local user"},
 		{"127.0.0.1.:0", HTTPOptions{}, "--allow-remote"},
 		{"a.localhost:0", HTTPOptions{}, "--allow-remote"},
-		{"[::ffff:127.0.0.1]:0", HTTPOptions{}, ""},
+		{"[::ffff:127.0.0.1]:0", HTTPOptions{Token: token}, ""},
 		{"0.0.0.0:8931", HTTPOptions{}, "--allow-remote"},
 		{":8931", HTTPOptions{}, "--allow-remote"},
 		{"[::]:8931", HTTPOptions{}, "--allow-remote"},
@@ -48,6 +55,9 @@ func TestCheckBind(t *testing.T) {
 		if err != nil && strings.Contains(c.want, "allow-remote") && !errors.Is(err, ErrRemoteBind) {
 			t.Errorf("CheckBind(%q): %v does not match ErrRemoteBind", c.addr, err)
 		}
+		if err != nil && c.want == "every local user" && !errors.Is(err, ErrNoToken) {
+			t.Errorf("CheckBind(%q): %v does not match ErrNoToken", c.addr, err)
+		}
 	}
 }
 
@@ -68,7 +78,8 @@ func TestServeRefusesRemote(t *testing.T) {
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
 
 // post sends an initialize request with the given headers (Host is the
-// Host header) and returns the status.
+// Host header) and returns the status. Without an Authorization header
+// in headers it sends testToken; an empty one sends none.
 func post(t *testing.T, endpoint string, headers map[string]string) int {
 	t.Helper()
 	req, err := http.NewRequest("POST", endpoint, strings.NewReader(initBody))
@@ -77,12 +88,16 @@ func post(t *testing.T, endpoint string, headers map[string]string) int {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	for k, v := range headers {
-		if k == "Host" {
+		switch {
+		case k == "Host":
 			req.Host = v
-			continue
+		case v == "":
+			req.Header.Del(k)
+		default:
+			req.Header.Set(k, v)
 		}
-		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -142,12 +157,10 @@ func TestHTTPToken(t *testing.T) {
 		{"Bearer wrong", http.StatusUnauthorized},
 		{"Basic " + token, http.StatusUnauthorized},
 		{"Bearer " + token + "x", http.StatusUnauthorized},
+		{"Bearer " + testToken, http.StatusUnauthorized},
 		{"Bearer " + token, http.StatusOK},
 	} {
-		h := map[string]string{}
-		if c.auth != "" {
-			h["Authorization"] = c.auth
-		}
+		h := map[string]string{"Authorization": c.auth}
 		if got := post(t, endpoint, h); got != c.want {
 			t.Errorf("Authorization %q: status %d, want %d", c.auth, got, c.want)
 		}
@@ -205,7 +218,10 @@ func FuzzCheckBind(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, addr string) {
-		if CheckBind(addr, HTTPOptions{}) != nil {
+		if CheckBind(addr, HTTPOptions{}) == nil {
+			t.Fatalf("accepted %q without a token", addr)
+		}
+		if CheckBind(addr, HTTPOptions{Token: "0123456789abcdef0123"}) != nil {
 			return
 		}
 		host, _, err := net.SplitHostPort(addr)
@@ -221,4 +237,38 @@ func FuzzCheckBind(f *testing.F) {
 			t.Fatalf("accepted %q without --allow-remote, but %q is not a loopback address", addr, host)
 		}
 	})
+}
+
+// TestHTTPNeedsToken: a loopback server needs a token too (every local
+// user can reach a loopback port): Serve refuses to start without one, a
+// Handler made without one refuses every request, and NoToken is the
+// explicit way out.
+func TestHTTPNeedsToken(t *testing.T) {
+	f := serveFixture(t)
+	s := newServer(t, f, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Serve(context.Background(), ln, HTTPOptions{}); !errors.Is(err, ErrNoToken) {
+		t.Errorf("Serve on loopback without a token: %v, want ErrNoToken", err)
+	}
+	h := s.Handler("127.0.0.1:8931", HTTPOptions{})
+	for _, auth := range []string{"", "Bearer ", "Bearer " + testToken} {
+		req := httptest.NewRequest("POST", "http://127.0.0.1:8931"+HTTPPath, strings.NewReader(initBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusUnauthorized {
+			t.Errorf("a Handler without a token, Authorization %q: status %d, want 401", auth, w.Code)
+		}
+	}
+	endpoint := serveHTTP(t, s, HTTPOptions{NoToken: true})
+	if got := post(t, endpoint, map[string]string{"Authorization": ""}); got != http.StatusOK {
+		t.Errorf("NoToken: status %d, want 200", got)
+	}
 }
