@@ -197,7 +197,10 @@ func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*ActionR
 // gotoURL loads a URL; a page that fails to load is a tool error.
 func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
 	ms := float64(s.cfg.ActionTimeout.Milliseconds())
-	_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+	err := s.interruptible(ctx, t, func() error {
+		_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -309,7 +312,11 @@ func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
 	defer unlock()
 	before := t.nav.Load()
 	ms := float64(s.cfg.ActionTimeout.Milliseconds())
-	if _, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit}); err != nil {
+	err = s.interruptible(ctx, t, func() error {
+		_, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+		return err
+	})
+	if err != nil {
 		if browserGone(err) || ctx.Err() != nil {
 			return nil, errors.Join(ctx.Err(), err)
 		}

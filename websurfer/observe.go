@@ -137,7 +137,9 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 			t := s.tabs[s.active]
 			sleepCtx(ctx, 50*time.Millisecond)
 			ms := float64(2000)
-			_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			_ = s.interruptible(ctx, t, func() error {
+				return t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			})
 		case errors.Is(err, context.DeadlineExceeded):
 			// A request the browser dropped (one sent as the document
 			// changed) is not answered; asked again, it is.

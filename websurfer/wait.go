@@ -40,7 +40,9 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 		remaining := time.Until(deadline)
 		if remaining > 0 {
 			ms := float64(remaining.Milliseconds())
-			_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			_ = s.interruptible(ctx, t, func() error {
+				return t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			})
 		}
 	}
 	quietBy := time.Now().Add(netCap)
