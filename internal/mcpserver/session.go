@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,8 @@ type session struct {
 	log      *slog.Logger
 	approver *approver
 	turn     chan struct{} // holds a token while a call runs
+	quit     chan struct{} // closed to stop the session's calls (see stop)
+	quitOnce sync.Once
 
 	// Guarded by srv.mu.
 	b     *browser    // nil until the first call, and after the idle timeout
@@ -59,6 +62,8 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	s.mu.Unlock()
 	defer se.idleLater()
+	ctx, stop := se.callContext(ctx)
+	defer stop()
 
 	select {
 	case se.turn <- struct{}{}:
@@ -74,6 +79,7 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	s.makeRoom(se)
 	b, note, err := se.browser(ctx)
 	if err != nil {
 		se.log.Warn("opening a browser session", "err", err)
@@ -259,6 +265,7 @@ func (se *session) end() error {
 		return nil
 	}
 	se.gone = true
+	se.stop()
 	b := se.b
 	se.b = nil
 	if b != nil {
