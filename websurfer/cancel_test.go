@@ -14,9 +14,11 @@ import (
 )
 
 // stuckPages adds two pages that never finish: /stuck/head never answers
-// (the navigation never commits), /stuck/body sends its head and then
-// nothing more (it commits, but never loads). Each reports its request on
-// arrived; they stay stuck until the test ends.
+// (the navigation never commits), /stuck/body sends its head and the start
+// of its body and then nothing more (it commits, but never loads). Each
+// reports on arrived: /stuck/head its request, /stuck/body that it is
+// loading (its script's request to /stuck/loading). They stay stuck until
+// the test ends.
 func stuckPages(t *testing.T, f *fixture) (arrived chan string) {
 	t.Helper()
 	arrived = make(chan string, 16)
@@ -28,10 +30,13 @@ func stuckPages(t *testing.T, f *fixture) (arrived chan string) {
 	})
 	f.sites.Handle("/stuck/body", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, "<!doctype html><title>Half</title><p>the first half")
+		fmt.Fprint(w, `<!doctype html><title>Half</title><p>the first half<script>fetch("/stuck/loading")</script>`)
 		w.(http.Flusher).Flush()
-		arrived <- r.URL.Path
 		<-release
+	})
+	f.sites.Handle("/stuck/loading", func(w http.ResponseWriter, r *http.Request) {
+		arrived <- r.URL.Path
+		w.WriteHeader(http.StatusNoContent)
 	})
 	return arrived
 }
@@ -44,7 +49,9 @@ func stuckPages(t *testing.T, f *fixture) (arrived chan string) {
 func TestCancelInterruptsNavigation(t *testing.T) {
 	f := newFixture(t, Config{ActionTimeout: time.Hour}, sandbox.SessionConfig{})
 	arrived := stuckPages(t, f)
-	for _, path := range []string{"/stuck/head", "/stuck/body", "/stuck/head"} {
+	// The path visited, and the one whose request says it is stuck.
+	for _, path := range [][2]string{{"/stuck/head", "/stuck/head"}, {"/stuck/body", "/stuck/loading"}, {"/stuck/head", "/stuck/head"}} {
+		path, signal := path[0], path[1]
 		t.Run(path, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
@@ -54,20 +61,25 @@ func TestCancelInterruptsNavigation(t *testing.T) {
 			}()
 			select {
 			case got := <-arrived:
-				if got != path {
-					t.Fatalf("the server got %s, want %s", got, path)
+				if got != signal {
+					t.Fatalf("the server got %s, want %s", got, signal)
 				}
+				// A moment more, for the visit to be waiting for the
+				// page (to commit, or to load).
+				time.Sleep(500 * time.Millisecond)
 			case err := <-done:
 				t.Fatalf("the visit of %s ended before its request arrived: %v", path, err)
 			case <-time.After(time.Minute):
 				t.Fatalf("the request for %s never arrived", path)
 			}
+			t0 := time.Now()
 			cancel()
 			select {
 			case err := <-done:
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("the cancelled visit returned %v, want context.Canceled", err)
 				}
+				t.Logf("the cancelled visit returned %s after the cancel", time.Since(t0).Round(time.Millisecond))
 			case <-time.After(time.Minute):
 				// The navigation timeout is an hour: only the cancel could
 				// have ended it.

@@ -5,14 +5,16 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
+	"github.com/playwright-community/playwright-go"
 )
 
 // Interrupting Playwright calls. Playwright's navigation and load-state
 // calls take no context: left alone, a navigation to a page that never
 // answers runs until its own timeout, holding the surfer (and the MCP
-// session above it) long after the caller gave up. interruptible runs such
-// a call so that the end of ctx ends it: the tab stops loading, which
-// aborts a pending navigation and completes a pending load.
+// session above it) long after the caller gave up. interruptible and
+// waitLoad run such calls so that the end of ctx ends them: the tab stops
+// loading (a pending navigation is aborted, a loading document completed
+// with what it has), and the call returns.
 const (
 	// stopEvery is how often the tab is told again to stop loading while
 	// the interrupted call has not returned (a navigation may start after
@@ -23,9 +25,10 @@ const (
 	abandonAfter = 2 * time.Second
 )
 
-// interruptible runs call, a Playwright call on tab t that cannot take
-// ctx, and returns its error; if ctx ends first, it stops the tab's
-// loading, waits (briefly) for call to return, and returns ctx's error.
+// interruptible runs call, a Playwright navigation on tab t that cannot
+// take ctx, and returns its error; if ctx ends first, it stops the tab's
+// loading, which aborts the navigation, waits (briefly) for call to
+// return, and returns ctx's error.
 func (s *Surfer) interruptible(ctx context.Context, t *tab, call func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -47,10 +50,33 @@ func (s *Surfer) interruptible(ctx context.Context, t *tab, call func() error) e
 		case <-done:
 			return ctx.Err()
 		case <-giveUp.C:
-			s.log.Warn("an interrupted browser call did not return; abandoning it")
+			s.log.Warn("an interrupted navigation did not return; abandoning it")
 			return ctx.Err()
 		case <-tick.C:
 		}
+	}
+}
+
+// waitLoad waits up to timeout for tab t's document to reach a load
+// state. If ctx ends first, it stops the tab's loading and returns at
+// once: the wait, which changes nothing, is abandoned (Playwright does not
+// see the stopped document reach the state, so it would run out its
+// timeout).
+func (s *Surfer) waitLoad(ctx context.Context, t *tab, state *playwright.LoadState, timeout time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ms := float64(timeout.Milliseconds())
+	done := make(chan error, 1)
+	go func() {
+		done <- t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: state, Timeout: &ms})
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		s.stopLoading(t)
+		return ctx.Err()
 	}
 }
 

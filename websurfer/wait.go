@@ -39,10 +39,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	if navigated {
 		remaining := time.Until(deadline)
 		if remaining > 0 {
-			ms := float64(remaining.Milliseconds())
-			_ = s.interruptible(ctx, t, func() error {
-				return t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
-			})
+			_ = s.waitLoad(ctx, t, playwright.LoadStateDomcontentloaded, remaining)
 		}
 	}
 	quietBy := time.Now().Add(netCap)
