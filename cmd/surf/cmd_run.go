@@ -41,6 +41,9 @@ Flags:
   --approve MODE      prompt, deny or allow actions the policy marks "ask"
                       (default: prompt on a terminal, deny otherwise)
   --json              print the result as JSON
+  --progress          print what the run is doing as it goes ("surf: step 2:
+                      asking the model") on stderr; on a terminal it is
+                      shown anyway, on one line that the steps replace
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
 
@@ -58,6 +61,7 @@ Examples:
 		reportPath := fs.String("report", "", "")
 		approve := fs.String("approve", "", "")
 		asJSON := fs.Bool("json", false, "")
+		progressLines := fs.Bool("progress", false, "")
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
@@ -72,6 +76,10 @@ Examples:
 		approver, err := approverFor(cli, *approve)
 		if err != nil {
 			return usagef(c, "%v", err)
+		}
+		status := newStatusLine(cli.Stderr, *progressLines)
+		if status != nil {
+			approver = status.clearing(approver)
 		}
 		model, modelName, err := mf.client(ctx, cli)
 		if err != nil {
@@ -98,7 +106,12 @@ Examples:
 		start := time.Now()
 		var end *websurfer.Step
 		var runErr error
-		for st, err := range b.surf.Run(ctx, fs.Arg(0), opts) {
+		runCtx := ctx
+		if status != nil {
+			runCtx = websurfer.WithProgress(ctx, status.show)
+		}
+		for st, err := range b.surf.Run(runCtx, fs.Arg(0), opts) {
+			status.clear()
 			if st != nil {
 				if !*asJSON {
 					printStep(cli.Stdout, st)

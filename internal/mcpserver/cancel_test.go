@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,8 +18,10 @@ import (
 	"github.com/surfkit/surf/websurfer"
 )
 
-// stuckSite serves a page whose request never gets an answer: each request
-// is reported on arrived and then held until the test ends.
+// stuckSite serves a page that never finishes loading: /stuck sends its
+// head and the start of its body, then nothing more (its request is held
+// until the test ends). The part sent reports, with a request to
+// /committed, that the page has committed and is loading.
 type stuckSite struct {
 	URL     string
 	arrived chan struct{}
@@ -29,12 +32,18 @@ func serveStuck(t *testing.T) *stuckSite {
 	st := &stuckSite{arrived: make(chan struct{}, 16)}
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/stuck" {
+		switch r.URL.Path {
+		case "/stuck":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<!doctype html><title>Stuck</title><p>loading<script>fetch("/committed")</script>`)
+			w.(http.Flusher).Flush()
+			<-release
+		case "/committed":
+			st.arrived <- struct{}{}
+			w.WriteHeader(http.StatusNoContent)
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		st.arrived <- struct{}{}
-		<-release
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) }) // runs first: Close waits for handlers
@@ -42,16 +51,19 @@ func serveStuck(t *testing.T) *stuckSite {
 	return st
 }
 
-// await waits for a stuck request to arrive.
+// await waits until the stuck page is loading, and then a moment more, so
+// that the call is waiting for the page to load (not yet for it to
+// commit).
 func (st *stuckSite) await(t *testing.T, done <-chan error) {
 	t.Helper()
 	select {
 	case <-st.arrived:
 	case err := <-done:
-		t.Fatalf("the call ended before its request arrived: %v", err)
+		t.Fatalf("the call ended before the stuck page committed: %v", err)
 	case <-time.After(time.Minute):
-		t.Fatal("the stuck page's request never arrived")
+		t.Fatal("the stuck page never committed")
 	}
+	time.Sleep(500 * time.Millisecond)
 }
 
 // stuckServer is a server that may visit the fixture and the stuck site,
@@ -103,7 +115,15 @@ func TestCancelledCallFreesSession(t *testing.T) {
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Fatalf("round %d: the cancelled call returned %v", round, err)
 		}
-		res := mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/cookie?set=after"})
+		// The stuck page would hold the session for the hour of its
+		// navigation timeout: a minute is plenty for a call that is not
+		// held up.
+		nctx, ncancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := cs.CallTool(nctx, &mcp.CallToolParams{Name: "visit_url", Arguments: map[string]any{"url": f.URL + "/cookie?set=after"}})
+		ncancel()
+		if err != nil {
+			t.Fatalf("round %d: the call after the cancelled one: %v", round, err)
+		}
 		t.Logf("round %d: the next call returned %s after the cancel", round, time.Since(t0).Round(time.Millisecond))
 		if !strings.Contains(text(res), "cookie set to after") {
 			t.Fatalf("round %d: the call after the cancelled one does not show its page:\n%s", round, text(res))

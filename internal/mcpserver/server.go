@@ -408,7 +408,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		return se.call(ctx, name, args), nil
+		return se.call(s.withProgress(ctx, req), name, args), nil
 	}
 }
 
