@@ -154,7 +154,8 @@ func TestDeleteStopsCall(t *testing.T) {
 	}
 	req.Header.Set("Mcp-Session-Id", cs.ID())
 	t0 := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	hc := &http.Client{Timeout: time.Minute} // the stuck page holds its navigation for an hour
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatalf("the DELETE: %v", err)
 	}
