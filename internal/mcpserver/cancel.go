@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,7 +26,7 @@ func (se *session) callContext(ctx context.Context) (context.Context, context.Ca
 	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		select {
-		case <-se.quit:
+		case <-se.quit.c:
 			cancel(errSessionEnded)
 		case <-ctx.Done():
 		}
@@ -34,9 +35,17 @@ func (se *session) callContext(ctx context.Context) (context.Context, context.Ca
 }
 
 // stop ends the contexts of the session's calls, running and to come.
-func (se *session) stop() {
-	se.quitOnce.Do(func() { close(se.quit) })
+func (se *session) stop() { se.quit.stop() }
+
+// stopper is a channel closed once, to stop a session's calls.
+type stopper struct {
+	once sync.Once
+	c    chan struct{}
 }
+
+func newStopper() *stopper { return &stopper{c: make(chan struct{})} }
+
+func (s *stopper) stop() { s.once.Do(func() { close(s.c) }) }
 
 // stopSession stops the calls of an MCP session, if it has any.
 func (s *Server) stopSession(ss *mcp.ServerSession) {

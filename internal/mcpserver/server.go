@@ -424,7 +424,7 @@ func (s *Server) session(ss *mcp.ServerSession) (*session, error) {
 		return se, nil
 	}
 	s.nextID++
-	se := &session{srv: s, ss: ss, id: s.nextID, turn: make(chan struct{}, 1), quit: make(chan struct{})}
+	se := &session{srv: s, ss: ss, id: s.nextID, turn: make(chan struct{}, 1), quit: newStopper()}
 	se.log = s.log.With("session", se.id)
 	se.approver = &approver{ss: ss, fallback: s.cfg.Approver, elicit: !s.cfg.DisableElicitation, log: se.log}
 	s.sessions[ss] = se

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,8 +28,7 @@ type session struct {
 	log      *slog.Logger
 	approver *approver
 	turn     chan struct{} // holds a token while a call runs
-	quit     chan struct{} // closed to stop the session's calls (see stop)
-	quitOnce sync.Once
+	quit     *stopper      // stops the session's calls (cancel.go)
 
 	// Guarded by srv.mu.
 	b     *browser    // nil until the first call, and after the idle timeout
