@@ -67,6 +67,7 @@ func toolErr(format string, args ...any) error { return tools.Errorf(format, arg
 // finish observes the page after an action and wraps up the result.
 func (s *Surfer) finish(ctx context.Context, summary string, decisions ...policy.Decision) (*ActionResult, error) {
 	s.adoptPopups(ctx, false)
+	progress(ctx, "reading the page")
 	obs, err := s.observe(ctx)
 	if err != nil {
 		return nil, err
@@ -213,8 +214,12 @@ func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*ActionR
 
 // gotoURL loads a URL; a page that fails to load is a tool error.
 func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
+	progress(ctx, "loading %s", truncate(u, 200))
 	ms := float64(s.cfg.ActionTimeout.Milliseconds())
-	_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+	err := s.interruptible(ctx, t, func() error {
+		_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -325,8 +330,13 @@ func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
 	}
 	defer unlock()
 	before := t.nav.Load()
+	progress(ctx, "reloading %s", truncate(t.page.URL(), 200))
 	ms := float64(s.cfg.ActionTimeout.Milliseconds())
-	if _, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit}); err != nil {
+	err = s.interruptible(ctx, t, func() error {
+		_, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+		return err
+	})
+	if err != nil {
 		if browserGone(err) || ctx.Err() != nil {
 			return nil, errors.Join(ctx.Err(), err)
 		}

@@ -334,6 +334,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	}
 
 	for n := 1; ; n++ {
+		ctx := stepProgress(ctx, n) // the step's progress says "step n: ..."
 		st := &Step{N: n}
 		t0 := time.Now()
 		if ctx.Err() != nil {
@@ -375,6 +376,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		if r.o.MaxActionsPerStep == 1 {
 			req.ParallelToolCalls = false
 		}
+		progress(ctx, "asking the model")
 		mctx, mcancel := context.WithTimeout(ctx, r.o.ModelTimeout)
 		resp, err := r.model.CreateChatCompletion(mctx, req)
 		mcancel()
@@ -438,6 +440,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 				r.msgs = append(r.msgs, llm.ToolResult(tc.ID, notRunTooMany))
 				continue
 			}
+			progress(ctx, "%s", describeCall(tc.Function.Name, rawArgs(tc.Function.Arguments)))
 			res, stop, err := r.act(ctx, st, tc, offered)
 			if err != nil {
 				reason, rerr := why(err)

@@ -63,6 +63,7 @@ func (s *Surfer) askPage(ctx context.Context, question string) (string, error) {
 func (s *Surfer) reduce(ctx context.Context, texts []string, question, pageURL string, budget, depth int) (string, error) {
 	joined := strings.Join(texts, "\n\n")
 	if tokens.Count(joined) <= budget {
+		progress(ctx, "asking the model about the page")
 		sys := finalPrompt(question, depth > 0)
 		return s.ask(ctx, sys, pageBlock(joined, depth > 0), question)
 	}
@@ -70,6 +71,7 @@ func (s *Surfer) reduce(ctx context.Context, texts []string, question, pageURL s
 		return "", errors.New("the page is too large to summarize within the model budget")
 	}
 	chunks := paginate(joined, budget)
+	progress(ctx, "asking the model about the page in %d parts", len(chunks))
 	summaries := make([]string, len(chunks))
 	errs := make([]error, len(chunks))
 	sem := make(chan struct{}, mapConcurrency)

@@ -137,8 +137,7 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 			s.log.Debug("observing between documents; again", "err", err)
 			t := s.tabs[s.active]
 			sleepCtx(ctx, 50*time.Millisecond)
-			ms := float64(2000)
-			_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			_ = s.waitLoad(ctx, t, playwright.LoadStateDomcontentloaded, 2*time.Second)
 		case errors.Is(err, context.DeadlineExceeded):
 			// A request the browser dropped (one sent as the document
 			// changed) is not answered; asked again, it is.

@@ -28,6 +28,7 @@ const (
 func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	deadline := time.Now().Add(s.cfg.ActionTimeout)
 	start := time.Now()
+	progress(ctx, "waiting for the page to settle")
 	// Did anything start?
 	waitWhile(ctx, start.Add(settleStart), func() bool {
 		return t.nav.Load() == before && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading()
@@ -39,8 +40,8 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	if navigated {
 		remaining := time.Until(deadline)
 		if remaining > 0 {
-			ms := float64(remaining.Milliseconds())
-			_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			progress(ctx, "waiting for %s to load", truncate(t.page.URL(), 200))
+			_ = s.waitLoad(ctx, t, playwright.LoadStateDomcontentloaded, remaining)
 		}
 	}
 	quietBy := time.Now().Add(netCap)

@@ -44,6 +44,9 @@ Flags:
   --approval-ttl D    keep an approved host open for D only (default: the
                       whole run)
   --json              print the result as JSON
+  --progress          print what the run is doing as it goes ("surf: step 2:
+                      asking the model") on stderr; on a terminal it is
+                      shown anyway, on one line that the steps replace
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
 
@@ -62,6 +65,7 @@ Examples:
 		approve := fs.String("approve", "", "")
 		approvalTTL := fs.Duration("approval-ttl", 0, "")
 		asJSON := fs.Bool("json", false, "")
+		progressLines := fs.Bool("progress", false, "")
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
@@ -76,6 +80,10 @@ Examples:
 		approver, err := approverFor(cli, *approve)
 		if err != nil {
 			return usagef(c, "%v", err)
+		}
+		status := newStatusLine(cli.Stderr, *progressLines)
+		if status != nil {
+			approver = status.clearing(approver)
 		}
 		model, modelName, err := mf.client(ctx, cli)
 		if err != nil {
@@ -107,7 +115,12 @@ Examples:
 		start := time.Now()
 		var end *websurfer.Step
 		var runErr error
-		for st, err := range b.surf.Run(ctx, fs.Arg(0), opts) {
+		runCtx := ctx
+		if status != nil {
+			runCtx = websurfer.WithProgress(ctx, status.show)
+		}
+		for st, err := range b.surf.Run(runCtx, fs.Arg(0), opts) {
+			status.clear()
 			if st != nil {
 				if !*asJSON {
 					printStep(cli.Stdout, st)

@@ -145,7 +145,7 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 		DisableLocalhostProtection: true,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, h)
+	mux.Handle(HTTPPath, s.trackConns(h))
 	return &guard{next: mux, opts: o, hosts: allowedHosts(listen, o), log: s.log}
 }
 

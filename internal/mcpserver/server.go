@@ -149,6 +149,11 @@ type Config struct {
 	// RunTimeout bounds one websurfer tool run; zero means
 	// DefaultRunTimeout.
 	RunTimeout time.Duration
+	// DisconnectGrace is how long an HTTP session whose client kept an
+	// event stream open, and now has no connection open, is kept for the
+	// client to come back; then it is closed with its browser context.
+	// Zero means DefaultDisconnectGrace. (See release.go for the rule.)
+	DisconnectGrace time.Duration
 
 	// Name and Version identify the server to clients; empty means "surf"
 	// and "dev".
@@ -182,6 +187,8 @@ type Server struct {
 	open     int // sessions with an open browser context
 	nextID   int
 	closed   bool
+
+	conns conns // the HTTP connections of each session (release.go)
 }
 
 // New makes a server. It opens no browser context until a client calls a
@@ -193,7 +200,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Sandbox == nil {
 		return nil, errors.New("mcpserver: Config.Sandbox is required")
 	}
-	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 || cfg.CallTimeout < 0 || cfg.RunTimeout < 0 {
+	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 || cfg.CallTimeout < 0 || cfg.RunTimeout < 0 || cfg.DisconnectGrace < 0 {
 		return nil, errors.New("mcpserver: limits cannot be negative")
 	}
 	if cfg.Image < ImageSOM || cfg.Image > ImageNone {
@@ -210,6 +217,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.RunTimeout == 0 {
 		cfg.RunTimeout = DefaultRunTimeout
+	}
+	if cfg.DisconnectGrace == 0 {
+		cfg.DisconnectGrace = DefaultDisconnectGrace
 	}
 	if cfg.Name == "" {
 		cfg.Name = "surf"
@@ -295,7 +305,7 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	if s.isClosed() {
 		return ErrClosed
 	}
-	err := s.mcp.Run(ctx, t)
+	err := s.serve(ctx, t)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -322,6 +332,7 @@ func (s *Server) Close() error {
 	var all []*session
 	for _, se := range s.sessions {
 		all = append(all, se)
+		se.stop() // before anything waits for their calls
 	}
 	s.mu.Unlock()
 	var wg sync.WaitGroup
@@ -397,7 +408,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		return se.call(ctx, name, args), nil
+		return se.call(s.withProgress(ctx, req), name, args), nil
 	}
 }
 
@@ -413,7 +424,7 @@ func (s *Server) session(ss *mcp.ServerSession) (*session, error) {
 		return se, nil
 	}
 	s.nextID++
-	se := &session{srv: s, ss: ss, id: s.nextID, turn: make(chan struct{}, 1)}
+	se := &session{srv: s, ss: ss, id: s.nextID, turn: make(chan struct{}, 1), quit: newStopper()}
 	se.log = s.log.With("session", se.id)
 	se.approver = &approver{ss: ss, fallback: s.cfg.Approver, elicit: !s.cfg.DisableElicitation, log: se.log}
 	s.sessions[ss] = se

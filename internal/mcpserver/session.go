@@ -29,6 +29,7 @@ type session struct {
 	log      *slog.Logger
 	approver *approver
 	turn     chan struct{} // holds a token while a call runs
+	quit     *stopper      // stops the session's calls (cancel.go)
 
 	// Guarded by srv.mu.
 	b     *browser    // nil until the first call, and after the idle timeout
@@ -60,6 +61,8 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	s.mu.Unlock()
 	defer se.idleLater()
+	ctx, stop := se.callContext(ctx)
+	defer stop()
 
 	select {
 	case se.turn <- struct{}{}:
@@ -75,6 +78,7 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	s.makeRoom(se)
 	b, note, err := se.browser(ctx)
 	if err != nil {
 		se.log.Warn("opening a browser session", "err", err)
@@ -262,6 +266,7 @@ func (se *session) end() error {
 		return nil
 	}
 	se.gone = true
+	se.stop()
 	b := se.b
 	se.b = nil
 	if b != nil {
