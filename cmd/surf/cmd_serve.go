@@ -54,7 +54,12 @@ Flags:
   --max-sessions N    browser sessions open at once (default 8)
   --idle D            close a session's browser context after D without a
                       call (default 10m)
-  --call-timeout D    bound one tool call (default 2m)
+  --max-active N      tool calls driving the browser at once, across
+                      sessions (default 2 per core); the others wait their
+                      turn in arrival order, and each result's _meta reports
+                      queued_ms apart from action_ms
+  --queue-timeout D   bound a call's wait for its turn (default 10m)
+  --call-timeout D    bound one tool call once it has its turn (default 2m)
   --max-time D        bound one websurfer run (default 15m)
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
@@ -82,6 +87,8 @@ Examples:
 		maxSessions := fs.Int("max-sessions", 0, "")
 		idle := fs.Duration("idle", 0, "")
 		callTimeout := fs.Duration("call-timeout", 0, "")
+		maxActive := fs.Int("max-active", 0, "")
+		queueTimeout := fs.Duration("queue-timeout", 0, "")
 		maxTime := fs.Duration("max-time", 0, "")
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
@@ -91,7 +98,7 @@ Examples:
 		if fs.NArg() != 0 {
 			return usagef(c, "serve takes no arguments, got %q", fs.Arg(0))
 		}
-		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 {
+		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 || *maxActive < 0 || *queueTimeout < 0 {
 			return usagef(c, "limits cannot be negative")
 		}
 		img, err := mcpserver.ParseImageMode(*imageMode)
@@ -167,6 +174,8 @@ Examples:
 			MaxSessions:        *maxSessions,
 			IdleTimeout:        *idle,
 			CallTimeout:        *callTimeout,
+			MaxActive:          *maxActive,
+			QueueTimeout:       *queueTimeout,
 			RunTimeout:         *maxTime,
 			Version:            version(),
 			Logger:             cli.Logger,
