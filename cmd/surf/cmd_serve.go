@@ -186,7 +186,7 @@ Examples:
 		defer srv.Close()
 
 		if *httpAddr == "" {
-			err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}})
+			err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}, MaxLineLength: mcpserver.MaxRequestBytes})
 		} else {
 			var ln net.Listener
 			ln, err = net.Listen("tcp", *httpAddr)

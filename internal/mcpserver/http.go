@@ -109,9 +109,10 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 		// came in on, and accepts the configured public host, which the
 		// SDK's own check (loopback listeners only) would refuse.
 		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        MaxRequestBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, h)
+	mux.Handle(HTTPPath, limitBody(h))
 	return &guard{next: mux, opts: o, hosts: allowedHosts(listen, o), log: s.log}
 }
 

@@ -305,7 +305,7 @@ func (s *Server) Tools() []string { return append([]string(nil), s.list...) }
 // ServeStdio serves one client on stdin and stdout until it disconnects
 // or ctx ends. Nothing else may write to stdout meanwhile.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.ServeTransport(ctx, &mcp.StdioTransport{})
+	return s.ServeTransport(ctx, &mcp.StdioTransport{MaxLineLength: MaxRequestBytes})
 }
 
 // ServeTransport serves one client on t until it disconnects or ctx ends.
@@ -316,6 +316,9 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	err := s.mcp.Run(ctx, t)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if frameTooLarge(err) {
+		return fmt.Errorf("the client sent a message over %d bytes, the limit, and the connection was closed: %w", MaxRequestBytes, err)
 	}
 	return err
 }
