@@ -14,14 +14,14 @@ import (
 )
 
 // DefaultMaxArgBytes is the size cap on a call's raw arguments when
-// Config.MaxArgBytes is zero: 1 MiB. The longest valid call is some
+// Config.MaxArgBytes is zero: 2 MiB. The longest valid call is some
 // 200 KB (a 20,000-character string and the reasoning, every character
 // escaped), so the cap is well above any valid call, and an oversized
-// field (say a 500 KB string for a 10,000-character field) is still parsed
+// field (say a 1 MB string for a 10,000-character field) is still parsed
 // and named in the error, while parsing what the cap lets through costs
 // little memory. Each string is further capped by its schema's maxLength
 // (DefaultMaxLength when the schema gives none) before the handler runs.
-const DefaultMaxArgBytes = 1 << 20
+const DefaultMaxArgBytes = 2 << 20
 
 // maxNameBytes bounds the tool name a call may give.
 const maxNameBytes = 256
