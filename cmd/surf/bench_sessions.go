@@ -33,7 +33,8 @@ For each N of --n: starts "surf serve --http" (this executable) on loopback
 with --max-sessions N, opens N MCP sessions at once, and has each do
 --cycles visit/click cycles (default 5) on a loopback fixture site: visit a
 page, click its "Next" link. Then it stops the server and reports, per N:
-calls ok and failed (with the first errors), p50/p90 of the action time and,
+calls ok and failed (with the first errors, and how many failures were a
+session's first call), p50/p90 of the action time and,
 separately, of the time calls waited for their turn at the browser (the
 server's action_ms and queued_ms), p50/p90 of the call latency the client
 saw, throughput in actions per second, and the peak resident memory of the
@@ -52,22 +53,25 @@ Example:
 
 // benchSessionsResult is the measure of one N.
 type benchSessionsResult struct {
-	Sessions      int      `json:"sessions"`
-	Cycles        int      `json:"cycles"`
-	Calls         int      `json:"calls"`
-	OK            int      `json:"ok"`
-	Failed        int      `json:"failed"`
-	ActionMSP50   float64  `json:"action_ms_p50"`
-	ActionMSP90   float64  `json:"action_ms_p90"`
-	QueuedMSP50   float64  `json:"queued_ms_p50"`
-	QueuedMSP90   float64  `json:"queued_ms_p90"`
-	LatencyMSP50  float64  `json:"latency_ms_p50"`
-	LatencyMSP90  float64  `json:"latency_ms_p90"`
-	ActionsPerSec float64  `json:"actions_per_s"`
-	Seconds       float64  `json:"seconds"`
-	PeakRSSMB     float64  `json:"peak_rss_mb"`
-	PeakPSSMB     float64  `json:"peak_pss_mb"`
-	Errors        []string `json:"errors,omitempty"`
+	Sessions      int     `json:"sessions"`
+	Cycles        int     `json:"cycles"`
+	Calls         int     `json:"calls"`
+	OK            int     `json:"ok"`
+	Failed        int     `json:"failed"`
+	ActionMSP50   float64 `json:"action_ms_p50"`
+	ActionMSP90   float64 `json:"action_ms_p90"`
+	QueuedMSP50   float64 `json:"queued_ms_p50"`
+	QueuedMSP90   float64 `json:"queued_ms_p90"`
+	LatencyMSP50  float64 `json:"latency_ms_p50"`
+	LatencyMSP90  float64 `json:"latency_ms_p90"`
+	ActionsPerSec float64 `json:"actions_per_s"`
+	Seconds       float64 `json:"seconds"`
+	PeakRSSMB     float64 `json:"peak_rss_mb"`
+	PeakPSSMB     float64 `json:"peak_pss_mb"`
+	// FailedFirst counts the failures of a session's first call, which
+	// also opens its browser context.
+	FailedFirst int      `json:"failed_first"`
+	Errors      []string `json:"errors,omitempty"`
 }
 
 func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) error {
@@ -125,6 +129,9 @@ func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) err
 			fmt.Sprintf("%.0f/%.0f ms", res.QueuedMSP50, res.QueuedMSP90),
 			fmt.Sprintf("%.0f/%.0f ms", res.LatencyMSP50, res.LatencyMSP90),
 			res.ActionsPerSec, res.PeakRSSMB, res.PeakPSSMB)
+		if res.Failed > 0 {
+			fmt.Fprintf(cli.Stdout, "      %d of the failures were a session's first call (which opens its browser context)\n", res.FailedFirst)
+		}
 		for _, e := range res.Errors {
 			fmt.Fprintf(cli.Stdout, "      error: %s\n", e)
 		}
@@ -242,10 +249,10 @@ func (b *benchServe) run(ctx context.Context, cli *CLI, cycles int) (*benchSessi
 	var (
 		mu                      sync.Mutex
 		action, queued, latency []float64
-		ok, failed              int
+		ok, failed, failedFirst int
 		errs                    []string
 	)
-	record := func(res *mcp.CallToolResult, err error, took time.Duration) string {
+	record := func(first bool, res *mcp.CallToolResult, err error, took time.Duration) string {
 		mu.Lock()
 		defer mu.Unlock()
 		latency = append(latency, float64(took.Microseconds())/1000)
@@ -258,6 +265,9 @@ func (b *benchServe) run(ctx context.Context, cli *CLI, cycles int) (*benchSessi
 		}
 		if msg != "" {
 			failed++
+			if first {
+				failedFirst++
+			}
 			if len(errs) < 5 {
 				errs = append(errs, clip(msg, 200))
 			}
@@ -297,36 +307,39 @@ func (b *benchServe) run(ctx context.Context, cli *CLI, cycles int) (*benchSessi
 		Seconds:       float64(int(secs*10)) / 10,
 		PeakRSSMB:     float64(rss / 1024),
 		PeakPSSMB:     float64(pss / 1024),
+		FailedFirst:   failedFirst,
 		Errors:        errs,
 	}, nil
 }
 
 // session runs one MCP session's cycles. A failed visit skips that
 // cycle's click (counted as failed too: it was not possible).
-func (b *benchServe) session(ctx context.Context, hc *http.Client, url string, i, cycles int, record func(*mcp.CallToolResult, error, time.Duration) string) {
+func (b *benchServe) session(ctx context.Context, hc *http.Client, url string, i, cycles int, record func(bool, *mcp.CallToolResult, error, time.Duration) string) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "surf-bench", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
-		for range 2 * cycles {
-			record(nil, fmt.Errorf("connecting: %w", err), 0)
+		for k := range 2 * cycles {
+			record(k == 0, nil, fmt.Errorf("connecting: %w", err), 0)
 		}
 		return
 	}
 	defer cs.Close()
+	calls := 0
 	do := func(name string, args map[string]any) (*mcp.CallToolResult, string) {
 		t0 := time.Now()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		return res, record(res, err, time.Since(t0))
+		calls++
+		return res, record(calls == 1, res, err, time.Since(t0))
 	}
 	for k := range cycles {
 		res, failed := do("visit_url", map[string]any{"url": fmt.Sprintf("%s/p/%d", b.site, 1000*i+10*k)})
 		if failed != "" {
-			record(nil, errors.New("click skipped: the visit failed"), 0)
+			record(false, nil, errors.New("click skipped: the visit failed"), 0)
 			continue
 		}
 		m := nextLink.FindStringSubmatch(firstText(res))
 		if m == nil {
-			record(nil, errors.New(`no "Next" link in the observation`), 0)
+			record(false, nil, errors.New(`no "Next" link in the observation`), 0)
 			continue
 		}
 		id, _ := strconv.Atoi(m[1])
