@@ -241,3 +241,53 @@ func TestOversizedArgumentModel(t *testing.T) {
 		t.Errorf("the journal does not record the refusal:\n%.2000s", j)
 	}
 }
+
+// TestOversizedLineStdio sends "surf serve" on stdio a tool call line of
+// 10 MB: the MCP SDK stops reading it at the limit and ends the
+// connection, and surf says why, naming the limit.
+func TestOversizedLineStdio(t *testing.T) {
+	site, err := demosite.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(site.Close)
+	cmd := surfCmd("serve", "--allow", site.Host, "--image", "none")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	out := bufio.NewReader(stdout)
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"))
+	if line, err := out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("initialize: %q %v\n%s", line, err, stderr.String())
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	go func() {
+		stdin.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"visit_url","arguments":{"url":"` + strings.Repeat("x", oversize) + `"}}}` + "\n"))
+		stdin.Close()
+	}()
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Errorf("surf serve exited without an error")
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("surf serve did not end the connection")
+	}
+	want := "the client sent a message over " + strconv.Itoa(mcpserver.MaxRequestBytes) + " bytes, the limit"
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+}
