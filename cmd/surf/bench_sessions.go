@@ -44,7 +44,7 @@ RSS, and the sum of their PSS (which counts shared pages once).
 Flags:
   --n LIST            session counts to measure, comma-separated (default 8)
   --cycles N          visit/click cycles per session (default 5)
-  --max-active N      passed to surf serve (default: its own, 2 per core)
+  --max-active N      passed to surf serve (default: its own, 1 per core)
   --image MODE        passed to surf serve: som (default), plain or none
   --json              print one JSON object per N
 

@@ -55,9 +55,9 @@ Flags:
   --idle D            close a session's browser context after D without a
                       call (default 10m)
   --max-active N      tool calls driving the browser at once, across
-                      sessions (default 2 per core); the others wait their
-                      turn in arrival order, and each result's _meta reports
-                      queued_ms apart from action_ms
+                      sessions (default 1 per core, at least 2); the
+                      others wait their turn in arrival order, and each
+                      result's _meta reports queued_ms apart from action_ms
   --queue-timeout D   bound a call's wait for its turn (default 10m)
   --call-timeout D    bound one tool call once it has its turn (default 2m)
   --max-time D        bound one websurfer run (default 15m)

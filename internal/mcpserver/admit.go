@@ -16,11 +16,12 @@ import (
 // browser when Config.QueueTimeout is zero.
 const DefaultQueueTimeout = 10 * time.Minute
 
-// DefaultMaxActive is the default of Config.MaxActive: two calls per core
-// the Go runtime may use (at least two). A call spends part of its time
-// waiting on the page and the network, so two per core keep the machine
-// busy without making every call slower.
-func DefaultMaxActive() int { return max(2, 2*runtime.GOMAXPROCS(0)) }
+// DefaultMaxActive is the default of Config.MaxActive: one call per core
+// the Go runtime may use, and at least two (so that one call waiting on
+// the network does not idle the machine). Measured with "surf bench
+// sessions --n 64" on a loaded 2-core machine: two at once served every
+// call; four let some navigations run out of time.
+func DefaultMaxActive() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // Keys of the timings in a tool result's _meta.
 const (
