@@ -14,10 +14,14 @@ import (
 )
 
 // DefaultMaxArgBytes is the size cap on a call's raw arguments when
-// Config.MaxArgBytes is zero. It is large enough that an oversized field
-// (say a 1 MB string for a 10,000-character field) is still parsed and
-// named in the error.
-const DefaultMaxArgBytes = 4 << 20
+// Config.MaxArgBytes is zero: 2 MiB. The longest valid call is some
+// 200 KB (a 20,000-character string and the reasoning, every character
+// escaped), so the cap is well above any valid call, and an oversized
+// field (say a 1 MB string for a 10,000-character field) is still parsed
+// and named in the error, while parsing what the cap lets through costs
+// little memory. Each string is further capped by its schema's maxLength
+// (DefaultMaxLength when the schema gives none) before the handler runs.
+const DefaultMaxArgBytes = 2 << 20
 
 // maxNameBytes bounds the tool name a call may give.
 const maxNameBytes = 256
@@ -67,6 +71,15 @@ func NewRegistry(cfg Config) (*Registry, error) {
 		r.maxArgs = DefaultMaxArgBytes
 	}
 	return r, nil
+}
+
+// MaxArgBytes is the size cap on a call's raw arguments.
+func (r *Registry) MaxArgBytes() int { return r.maxArgs }
+
+// TooLarge is the refusal of a call to tool whose arguments are n bytes,
+// over the limit: it names the limit and never quotes the arguments.
+func TooLarge(tool string, n, limit int) string {
+	return fmt.Sprintf("invalid arguments for %s: %d bytes, at most %d allowed per tool call; the call did not run (each text field has its own maxLength too)", strings.TrimSpace(firstLine(tool, 64)), n, limit)
 }
 
 // Add registers tools. Like http.ServeMux, it panics on a nil tool or a
@@ -213,7 +226,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 		return r.refuse(res, "tool '%s' is not available now; %s", canon, listAvailable(avail)), nil
 	}
 	if len(args) > r.maxArgs {
-		return r.refuse(res, "invalid arguments for %s: %d bytes, at most %d allowed. Usage: %s", canon, len(args), r.maxArgs, t.usage), nil
+		return r.refuse(res, "%s. Usage: %s", TooLarge(canon, len(args), r.maxArgs), t.usage), nil
 	}
 	m, perr := parseArgs(args)
 	if perr != nil {

@@ -176,6 +176,9 @@ type run struct {
 	blocked map[string]int // tool -> step it is withheld until
 	lastURL string
 	fresh   *Observation // an observation taken by the last action
+	// oversized holds the refusals of the step's tool calls whose
+	// arguments were over the size cap, by call ID.
+	oversized map[string]string
 
 	prevKey     string // previous step's action and page
 	prevFP      string
@@ -410,6 +413,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 				msg.ToolCalls[i].Type = openai.ToolTypeFunction
 			}
 		}
+		r.oversized = clipOversized(msg.ToolCalls, r.reg.MaxArgBytes())
 		st.Content = strings.TrimSpace(msg.Content)
 		for _, tc := range msg.ToolCalls {
 			st.Calls = append(st.Calls, Call{ID: tc.ID, Tool: tc.Function.Name, Args: rawArgs(tc.Function.Arguments), Reasoning: reasoningOf(tc.Function.Arguments)})
@@ -568,7 +572,13 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 	args := json.RawMessage(tc.Function.Arguments)
 	t0 := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, r.o.ToolTimeout)
-	res, err := r.reg.Call(cctx, name, args, offered...)
+	var res *tools.Result
+	var err error
+	if refusal, ok := r.oversized[tc.ID]; ok {
+		res = &tools.Result{Text: refusal, IsError: true} // not run: its arguments were dropped
+	} else {
+		res, err = r.reg.Call(cctx, name, args, offered...)
+	}
 	toolTimedOut := errors.Is(cctx.Err(), context.DeadlineExceeded)
 	cancel()
 	resolved, _ := r.reg.Resolve(name)

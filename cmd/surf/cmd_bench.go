@@ -21,8 +21,9 @@ import (
 func init() {
 	c := &command{
 		name:    "bench",
-		summary: "measure observation speed and size on a folder of saved pages",
+		summary: "measure observation speed and size, or the server under concurrent sessions",
 		usage: `Usage: surf bench observe --corpus DIR [--rounds N] [--json] [flags]
+       surf bench sessions [--n 1,4,8,16,64] [--cycles N] [--json]
 
 Serves DIR on loopback (each subfolder with an index.html is a page; every
 other host fails fast) and, for each page, navigates to it (not timed), then
@@ -39,11 +40,16 @@ observe_ms_p90, raw_ms_p50, raw_ms_p90, ratio_p50, tokens_p50, tokens_p90
 and tokens_max.
 
 Example:
-  surf bench observe --corpus ../shared/corpus --json`,
+  surf bench observe --corpus ../shared/corpus --json
+
+` + benchSessionsUsage,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
+		if len(args) > 0 && args[0] == "sessions" {
+			return benchSessions(ctx, cli, c, args[1:])
+		}
 		if len(args) == 0 || args[0] != "observe" {
-			return usagef(c, "bench needs a subcommand: observe")
+			return usagef(c, "bench needs a subcommand: observe or sessions")
 		}
 		fs := newFlags(c)
 		corpus := fs.String("corpus", "", "")

@@ -69,7 +69,12 @@ Flags:
   --max-sessions N    browser sessions open at once (default 8)
   --idle D            close a session's browser context after D without a
                       call (default 10m)
-  --call-timeout D    bound one tool call (default 2m)
+  --max-active N      tool calls driving the browser at once, across
+                      sessions (default 1 per core, at least 2); the
+                      others wait their turn in arrival order, and each
+                      result's _meta reports queued_ms apart from action_ms
+  --queue-timeout D   bound a call's wait for its turn (default 10m)
+  --call-timeout D    bound one tool call once it has its turn (default 2m)
   --max-time D        bound one websurfer run (default 15m)
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
@@ -101,6 +106,8 @@ Examples:
 		maxSessions := fs.Int("max-sessions", 0, "")
 		idle := fs.Duration("idle", 0, "")
 		callTimeout := fs.Duration("call-timeout", 0, "")
+		maxActive := fs.Int("max-active", 0, "")
+		queueTimeout := fs.Duration("queue-timeout", 0, "")
 		maxTime := fs.Duration("max-time", 0, "")
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
@@ -110,7 +117,7 @@ Examples:
 		if fs.NArg() != 0 {
 			return usagef(c, "serve takes no arguments, got %q", fs.Arg(0))
 		}
-		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 || *approvalTTL < 0 {
+		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 || *approvalTTL < 0 || *maxActive < 0 || *queueTimeout < 0 {
 			return usagef(c, "limits cannot be negative")
 		}
 		img, err := mcpserver.ParseImageMode(*imageMode)
@@ -196,6 +203,8 @@ Examples:
 			MaxSessions:        *maxSessions,
 			IdleTimeout:        *idle,
 			CallTimeout:        *callTimeout,
+			MaxActive:          *maxActive,
+			QueueTimeout:       *queueTimeout,
 			RunTimeout:         *maxTime,
 			Version:            version(),
 			Logger:             cli.Logger,
@@ -206,7 +215,7 @@ Examples:
 		defer srv.Close()
 
 		if *httpAddr == "" {
-			err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}})
+			err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}, MaxLineLength: mcpserver.MaxRequestBytes})
 		} else {
 			var ln net.Listener
 			ln, err = net.Listen("tcp", *httpAddr)

@@ -146,7 +146,7 @@ func TestServeHTTPToken(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "surf-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint: endpoint, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: bearerTransport(token)},
+		HTTPClient: &http.Client{Transport: &bearerTransport{token: token, next: http.DefaultTransport}},
 	}, nil)
 	if err != nil {
 		t.Fatalf("connecting with the token: %v", err)
@@ -230,13 +230,4 @@ func initialize(t *testing.T, endpoint, auth string) int {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
-}
-
-// bearerTransport adds a bearer token to every request.
-type bearerTransport string
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
 }

@@ -418,14 +418,21 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, req *Request, tur
 	}
 
 	msg := message{Role: openai.ChatMessageRoleAssistant, Content: rep.Content}
-	completion := tokens.Count(rep.Content)
+	// Estimated only when not scripted: counting costs time on huge replies.
+	count := func(s string) int {
+		if rep.Usage != nil {
+			return 0
+		}
+		return tokens.Count(s)
+	}
+	completion := count(rep.Content)
 	for j, c := range rep.ToolCalls {
 		id := c.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d_%d", req.N, j+1)
 		}
 		msg.ToolCalls = append(msg.ToolCalls, call{ID: id, Type: "function", Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
-		completion += tokens.ToolOverhead + tokens.Count(c.Name) + tokens.Count(c.Arguments)
+		completion += tokens.ToolOverhead + count(c.Name) + count(c.Arguments)
 	}
 	finish := rep.FinishReason
 	if finish == "" {

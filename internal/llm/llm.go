@@ -102,6 +102,11 @@ type Config struct {
 	// DefaultTimeout. The ctx of each call limits the whole call.
 	Timeout time.Duration
 
+	// MaxResponseBytes caps the body of a model response; a larger one
+	// is an error (ErrResponseTooLarge) that names the limit. Zero means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+
 	// HTTPClient sends the requests. Nil means a client with
 	// http.DefaultTransport. Its Transport is wrapped, not replaced.
 	HTTPClient *http.Client
@@ -185,6 +190,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			Backoff:      cfg.Backoff,
 			Timeout:      cfg.Timeout,
 			Logger:       log,
+
+			MaxResponseBytes: cfg.MaxResponseBytes,
 		}
 		if cfg.Record != "" {
 			secrets := append([]string{cfg.APIKey}, cfg.Secrets...)
@@ -262,8 +269,8 @@ func (cfg *Config) validate() error {
 			return fmt.Errorf("llm: header %s: value is not valid", k)
 		}
 	}
-	if cfg.MaxRetryWait < 0 || cfg.Backoff < 0 || cfg.Timeout < 0 {
-		return errors.New("llm: negative MaxRetryWait, Backoff or Timeout")
+	if cfg.MaxRetryWait < 0 || cfg.Backoff < 0 || cfg.Timeout < 0 || cfg.MaxResponseBytes < 0 {
+		return errors.New("llm: negative MaxRetryWait, Backoff, Timeout or MaxResponseBytes")
 	}
 	if cfg.Record != "" && cfg.Replay != "" {
 		return errors.New("llm: Record and Replay are exclusive")

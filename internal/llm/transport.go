@@ -30,6 +30,10 @@ type Transport struct {
 	Backoff      time.Duration     // 0: DefaultBackoff
 	Timeout      time.Duration     // per attempt; 0: DefaultTimeout
 	Logger       *slog.Logger      // nil: discard
+	// MaxResponseBytes caps a response body: a larger one is refused
+	// (by its Content-Length) or fails with ErrResponseTooLarge once
+	// the cap is read. 0: DefaultMaxResponseBytes.
+	MaxResponseBytes int64
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -91,8 +95,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				cancel()
 				return nil, err
 			}
+			limit := cmp.Or(t.MaxResponseBytes, DefaultMaxResponseBytes)
+			if resp.ContentLength > limit {
+				drain(resp.Body)
+				cancel()
+				return nil, tooLarge(resp.ContentLength, limit)
+			}
 			// The attempt's context must live until the body is read.
-			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			resp.Body = &cancelBody{ReadCloser: &limitedBody{ReadCloser: resp.Body, limit: limit}, cancel: cancel}
 			return resp, nil
 		}
 		if !told {

@@ -143,9 +143,10 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 		// came in on, and accepts the configured public host, which the
 		// SDK's own check (loopback listeners only) would refuse.
 		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        MaxRequestBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, s.trackConns(h))
+	mux.Handle(HTTPPath, limitBody(s.trackConns(h)))
 	return &guard{next: mux, opts: o, hosts: allowedHosts(listen, o), log: s.log}
 }
 

@@ -144,7 +144,17 @@ type Config struct {
 	// without a tool call (the next call opens a fresh one, and says so).
 	// Zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
-	// CallTimeout bounds one tool call; zero means DefaultCallTimeout.
+	// MaxActive bounds the tool calls that drive the browser at once,
+	// across sessions; the others wait their turn in first-come,
+	// first-served order, and each result's _meta reports the wait
+	// (queued_ms) apart from the call's own time (action_ms). Zero means
+	// DefaultMaxActive(). websurfer runs are not queued as a whole.
+	MaxActive int
+	// QueueTimeout bounds a call's wait for its turn; zero means
+	// DefaultQueueTimeout.
+	QueueTimeout time.Duration
+	// CallTimeout bounds one tool call once it has its turn (the wait is
+	// not counted); zero means DefaultCallTimeout.
 	CallTimeout time.Duration
 	// RunTimeout bounds one websurfer tool run; zero means
 	// DefaultRunTimeout.
@@ -179,6 +189,8 @@ type Server struct {
 	defs *tools.Registry // tool definitions for tools/list
 	list []string        // the tool names listed
 
+	admit *admitter // browser work admitted at once
+
 	sbMu sync.Mutex // serializes relaunches
 	sb   *sandbox.Sandbox
 
@@ -200,7 +212,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Sandbox == nil {
 		return nil, errors.New("mcpserver: Config.Sandbox is required")
 	}
-	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 || cfg.CallTimeout < 0 || cfg.RunTimeout < 0 || cfg.DisconnectGrace < 0 {
+	if cfg.MaxSessions < 0 || cfg.IdleTimeout < 0 || cfg.CallTimeout < 0 || cfg.RunTimeout < 0 || cfg.DisconnectGrace < 0 || cfg.MaxActive < 0 || cfg.QueueTimeout < 0 {
 		return nil, errors.New("mcpserver: limits cannot be negative")
 	}
 	if cfg.Image < ImageSOM || cfg.Image > ImageNone {
@@ -208,6 +220,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxSessions == 0 {
 		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.MaxActive == 0 {
+		cfg.MaxActive = DefaultMaxActive()
+	}
+	if cfg.QueueTimeout == 0 {
+		cfg.QueueTimeout = DefaultQueueTimeout
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -231,7 +249,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, sessions: map[*mcp.ServerSession]*session{}}
+	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, sessions: map[*mcp.ServerSession]*session{}, admit: newAdmitter(cfg.MaxActive)}
 	s.defs = definitions()
 	s.list = listed(s.defs, cfg.Model != nil)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "surf web browser", Version: cfg.Version}, &mcp.ServerOptions{
@@ -297,7 +315,7 @@ func (s *Server) Tools() []string { return append([]string(nil), s.list...) }
 // ServeStdio serves one client on stdin and stdout until it disconnects
 // or ctx ends. Nothing else may write to stdout meanwhile.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.ServeTransport(ctx, &mcp.StdioTransport{})
+	return s.ServeTransport(ctx, &mcp.StdioTransport{MaxLineLength: MaxRequestBytes})
 }
 
 // ServeTransport serves one client on t until it disconnects or ctx ends.
@@ -308,6 +326,9 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	err := s.serve(ctx, t)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if frameTooLarge(err) {
+		return fmt.Errorf("the client sent a message over %d bytes, the limit, and the connection was closed: %w", MaxRequestBytes, err)
 	}
 	return err
 }

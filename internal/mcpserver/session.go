@@ -52,7 +52,7 @@ func (b *browser) close() error {
 }
 
 // call runs one tool call in the session and returns its MCP result.
-func (se *session) call(ctx context.Context, name string, args json.RawMessage) *mcp.CallToolResult {
+func (se *session) call(ctx context.Context, name string, args json.RawMessage) (out *mcp.CallToolResult) {
 	s := se.srv
 	s.mu.Lock()
 	se.busy++
@@ -70,6 +70,15 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	case <-ctx.Done():
 		return errorResult(fmt.Sprintf("%s did not run: %v while another call of this session was running", name, ctx.Err()))
 	}
+
+	// Wait for a turn at the browser; the call's timeout starts after.
+	queued, release, refused := se.admit(ctx, name)
+	if refused != nil {
+		return refused
+	}
+	defer release()
+	started := time.Now()
+	defer func() { timed(out, queued, time.Since(started)) }()
 
 	timeout := s.cfg.CallTimeout
 	if name == WebsurferTool {
@@ -90,7 +99,6 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	t0 := time.Now()
 	res, err := b.reg.Call(ctx, name, args, offered...)
 	se.log.Debug("call", "tool", name, "ms", time.Since(t0).Milliseconds(), "err", err)
-	var out *mcp.CallToolResult
 	switch {
 	case err == nil:
 		out = tools.MCPResult(res) // the surfer's observations carry the configured image
