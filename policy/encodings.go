@@ -151,3 +151,19 @@ func (p *Policy) RedactBase64(s string) string {
 	}
 	return p.Redact(s)
 }
+
+// ContainsSecret reports whether text holds one of the policy's secrets,
+// in any of the forms Redact replaces.
+func (p *Policy) ContainsSecret(text string) bool {
+	if p == nil || text == "" {
+		return false
+	}
+	for _, s := range p.secrets {
+		for _, f := range s.forms {
+			if strings.Contains(text, f) {
+				return true
+			}
+		}
+	}
+	return false
+}

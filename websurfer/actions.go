@@ -563,6 +563,9 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 			return nil, s.inputErr(ctx, err)
 		}
 	}
+	if real != text {
+		s.rememberSecretField(r) // images mask it
+	}
 	if real != "" {
 		if len(real) <= 200 {
 			err = kb.Type(real)

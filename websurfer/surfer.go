@@ -108,6 +108,11 @@ type Surfer struct {
 	announced, saving int
 	known             map[playwright.Page]bool
 	dlWG              sync.WaitGroup
+
+	// secretFields are the fields surf typed a secret into (see
+	// secretmask.go).
+	smu          sync.Mutex
+	secretFields map[secretField]bool
 }
 
 // tab is one page of the session.
