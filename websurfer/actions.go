@@ -71,7 +71,7 @@ func (s *Surfer) finish(ctx context.Context, summary string, decisions ...policy
 	if err != nil {
 		return nil, err
 	}
-	return &ActionResult{Summary: summary, Observation: obs, Decisions: decisions}, nil
+	return &ActionResult{Summary: s.pol.Redact(summary), Observation: obs, Decisions: decisions}, nil
 }
 
 // begin is the common start of an action: it takes the lock, refuses a

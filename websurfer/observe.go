@@ -150,6 +150,9 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("observing the page: it did not answer within %s: %w", observeTimeout, err)
 	}
+	if err == nil {
+		s.redactObservation(obs) // see redact.go
+	}
 	return obs, err
 }
 
