@@ -108,6 +108,7 @@ type Surfer struct {
 	announced, saving int
 	known             map[playwright.Page]bool
 	dlWG              sync.WaitGroup
+	dls               downloads // what the renderers said of downloads (download.go)
 
 	// secretFields are the fields surf typed a secret into (see
 	// secretmask.go).
