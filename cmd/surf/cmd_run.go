@@ -73,6 +73,7 @@ Examples:
 		if err != nil {
 			return usagef(c, "%v", err)
 		}
+		mf.redact = bf.redact
 		model, modelName, err := mf.client(ctx, cli)
 		if err != nil {
 			return err
