@@ -406,20 +406,5 @@ func boxSpread(t *testing.T, data []byte, viewportW int, b websurfer.Box) float6
 	}
 	scale := float64(img.Bounds().Dx()) / float64(viewportW)
 	r := image.Rect(int(math.Ceil((b.X+3)*scale)), int(math.Ceil((b.Y+3)*scale)), int((b.X+b.W-3)*scale), int((b.Y+b.H-3)*scale))
-	var ls []float64
-	var sum float64
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			cr, cg, cb, _ := img.At(x, y).RGBA()
-			l := (0.299*float64(cr) + 0.587*float64(cg) + 0.114*float64(cb)) / 257
-			ls = append(ls, l)
-			sum += l
-		}
-	}
-	mean := sum / float64(len(ls))
-	worst := 0.0
-	for _, l := range ls {
-		worst = max(worst, math.Abs(l-mean))
-	}
-	return worst
+	return browsertest.LumaSpread(img, r)
 }

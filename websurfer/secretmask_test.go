@@ -79,26 +79,8 @@ func region(t *testing.T, data []byte, viewportW int, b Box, inset float64) (ima
 	return img, r
 }
 
-// spread is the largest difference of a pixel's luma from the region's
-// mean: small for a uniform box, large where text is drawn.
-func spread(img image.Image, r image.Rectangle) float64 {
-	var sum float64
-	var ys []float64
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			rr, g, b, _ := img.At(x, y).RGBA()
-			l := (0.299*float64(rr) + 0.587*float64(g) + 0.114*float64(b)) / 257
-			ys = append(ys, l)
-			sum += l
-		}
-	}
-	mean := sum / float64(len(ys))
-	worst := 0.0
-	for _, l := range ys {
-		worst = max(worst, math.Abs(l-mean))
-	}
-	return worst
-}
+// spread is browsertest.LumaSpread: small for a mask, large for text.
+func spread(img image.Image, r image.Rectangle) float64 { return browsertest.LumaSpread(img, r) }
 
 // regionDiff is the mean absolute luma difference of two images in r.
 func regionDiff(a, b image.Image, r image.Rectangle) float64 {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"image"
 	"image/jpeg"
-	"math"
 	"strings"
 	"testing"
 
+	"github.com/surfkit/surf/internal/browsertest"
 	"github.com/surfkit/surf/policy"
 )
 
@@ -51,7 +51,7 @@ func TestSecretsInResults(t *testing.T) {
 	}
 	// The echo's first 200 CSS pixels: "Echo: s3 cr" at 28px.
 	scale := float64(img.Bounds().Dx()) / 1280
-	if sp := lumaSpread(img, image.Rect(int(43*scale)+1, int(203*scale)+1, int(237*scale), int(227*scale))); sp > 24 {
+	if sp := browsertest.LumaSpread(img, image.Rect(int(43*scale)+1, int(203*scale)+1, int(237*scale), int(227*scale))); sp > 24 {
 		t.Errorf("the image shows the echoed secret (spread %.0f)", sp)
 	}
 	res = mustCall(t, cs, "input_text", map[string]any{"input_field_id": id, "text_value": "<secret:PW>", "press_enter": true, "delete_existing_text": true})
@@ -61,25 +61,4 @@ func TestSecretsInResults(t *testing.T) {
 	if l := leaks(text(mustCall(t, cs, "read_page", map[string]any{}))); len(l) > 0 {
 		t.Errorf("read_page shows %q", l)
 	}
-}
-
-// lumaSpread is the largest difference of a pixel's luma from the mean
-// in r: small for a mask, large where text is drawn.
-func lumaSpread(img image.Image, r image.Rectangle) float64 {
-	var ls []float64
-	var sum float64
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			cr, cg, cb, _ := img.At(x, y).RGBA()
-			l := (0.299*float64(cr) + 0.587*float64(cg) + 0.114*float64(cb)) / 257
-			ls = append(ls, l)
-			sum += l
-		}
-	}
-	mean := sum / float64(len(ls))
-	worst := 0.0
-	for _, l := range ls {
-		worst = max(worst, math.Abs(l-mean))
-	}
-	return worst
 }
