@@ -174,9 +174,10 @@ func TestAdversarialDownloadOverCap(t *testing.T) {
 		t.Errorf("the download is not reported over the cap: %+v", events)
 	}
 	// The browser cannot have written more than it received. Loopback
-	// socket buffers, the egress proxy and Chromium's pipe hold a few MiB
-	// between the server and the file.
-	if sent := site.sent.Load(); sent > capBytes+32<<20 {
+	// socket buffers, the egress proxy and Chromium's pipe hold some MiB
+	// between the server and the file, and the browser goes on
+	// receiving for the moment the cancel takes.
+	if sent := site.sent.Load(); sent > capBytes+64<<20 {
 		t.Errorf("the server sent %d MiB of a %d MiB download with a cap of %d MiB: the download was not stopped at the cap", sent>>20, bigDownload>>20, capBytes>>20)
 	}
 	if p := peak.Load(); p > capBytes+32<<20 {

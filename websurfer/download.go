@@ -106,15 +106,22 @@ func (s *Surfer) onRendererDownload(method string, ev map[string]any) {
 	}
 }
 
-// saveDownload keeps a download in the session's downloads directory,
-// under the size cap.
-func (s *Surfer) saveDownload(d playwright.Download) {
+// startSaving hands a download over to saveDownload: from now on the
+// action that started it waits for it (see downloading). It runs on
+// Playwright's event goroutine, before saveDownload's own starts.
+func (s *Surfer) startSaving(d playwright.Download) {
 	s.dlWG.Add(1)
-	defer s.dlWG.Done()
 	s.evmu.Lock()
 	s.announced = max(s.announced-1, 0)
 	s.saving++
 	s.evmu.Unlock()
+	go s.saveDownload(d)
+}
+
+// saveDownload keeps a download in the session's downloads directory,
+// under the size cap.
+func (s *Surfer) saveDownload(d playwright.Download) {
+	defer s.dlWG.Done()
 	defer func() {
 		s.evmu.Lock()
 		s.saving--

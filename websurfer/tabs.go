@@ -101,9 +101,7 @@ func (s *Surfer) watch(t *tab) {
 		}
 		s.pushEvent(Event{Kind: "dialog", Message: msg})
 	})
-	p.OnDownload(func(d playwright.Download) {
-		go s.saveDownload(d)
-	})
+	p.OnDownload(s.startSaving)
 	p.OnCrash(func(playwright.Page) {
 		st.mu.Lock()
 		st.crashed = true
