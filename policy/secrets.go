@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ var placeholderRE = regexp.MustCompile(`<secret:([A-Za-z_][A-Za-z0-9_]*)>`)
 type secret struct {
 	name  string
 	value string
+	forms []string // the value's encodings, see secretForms
 	hosts []*hostMatcher
 }
 
@@ -30,7 +30,7 @@ func compileSecret(s Secret) (*secret, error) {
 	if len(s.Hosts) == 0 {
 		return nil, fmt.Errorf("secret %s needs hosts (where it may be used)", s.Name)
 	}
-	cs := &secret{name: s.Name, value: string(s.Value)}
+	cs := &secret{name: s.Name, value: string(s.Value), forms: secretForms(string(s.Value))}
 	for i, h := range s.Hosts {
 		m, err := compileHostRule(h)
 		if err != nil {
@@ -140,8 +140,9 @@ func (p *Policy) Substitute(text, host string) (string, error) {
 }
 
 // Redact replaces every occurrence of a secret's value in text (also in
-// its URL query and path encodings) with the secret's placeholder. Use it
-// on everything the model or the journal sees.
+// its JSON, HTML, URL, form and base64 encodings, see secretForms) with the
+// secret's placeholder. Use it on everything the model or the journal
+// sees.
 func (p *Policy) Redact(text string) string {
 	if p == nil || len(p.secrets) == 0 || text == "" {
 		return text
@@ -150,11 +151,8 @@ func (p *Policy) Redact(text string) string {
 	var pairs []pair
 	for _, s := range p.secrets {
 		ph := Placeholder(s.name)
-		pairs = append(pairs, pair{s.value, ph})
-		for _, enc := range []string{url.QueryEscape(s.value), url.PathEscape(s.value)} {
-			if enc != s.value {
-				pairs = append(pairs, pair{enc, ph})
-			}
+		for _, f := range s.forms {
+			pairs = append(pairs, pair{f, ph})
 		}
 	}
 	// Longest first, so a value that contains another is replaced whole.

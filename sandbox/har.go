@@ -848,6 +848,10 @@ func redactJSON(raw []byte, pol *policy.Policy) ([]byte, error) {
 			}
 		case map[string]any:
 			for k, e := range x {
+				if t, ok := e.(string); ok && k == "text" && x["encoding"] == "base64" {
+					x[k] = pol.RedactBase64(t) // a binary body (or one Playwright chose to encode)
+					continue
+				}
 				x[k] = walk(e)
 			}
 		}

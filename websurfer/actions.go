@@ -72,7 +72,7 @@ func (s *Surfer) finish(ctx context.Context, summary string, decisions ...policy
 	if err != nil {
 		return nil, err
 	}
-	return &ActionResult{Summary: summary, Observation: obs, Decisions: decisions}, nil
+	return &ActionResult{Summary: s.pol.Redact(summary), Observation: obs, Decisions: decisions}, nil
 }
 
 // begin is the common start of an action: it takes the lock, refuses a
@@ -599,6 +599,7 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 		if err != nil {
 			return nil, err
 		}
+		s.rememberSecretField(r) // images mask it
 		return s.inputSecret(ctx, t, r, text, real, pressEnter, deleteExisting, d)
 	}
 	if r.el.Disabled || r.el.Readonly {

@@ -34,7 +34,7 @@ func (s *Surfer) askPage(ctx context.Context, question string) (string, error) {
 	}
 	t := s.tabs[s.active]
 	md, err := s.markdown(ctx, t)
-	pageURL := t.page.URL()
+	pageURL := s.pol.Redact(t.page.URL())
 	s.mu.Unlock()
 	if err != nil {
 		return "", err

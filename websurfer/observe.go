@@ -150,6 +150,9 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("observing the page: it did not answer within %s: %w", observeTimeout, err)
 	}
+	if err == nil {
+		s.redactObservation(obs) // see redact.go
+	}
 	return obs, err
 }
 
@@ -320,8 +323,13 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		err     error
 	}
 	imgc := make(chan drawn, 1)
+	masks := s.secretMasks(snaps, viewport) // see secretmask.go
 	go func() {
 		sh := <-shotc
+		if sh.err == nil && len(masks) > 0 {
+			sh.raw, sh.err = maskJPEG(sh.raw, masks, viewport, s.cfg.JPEGQuality)
+			sh.jp = nil
+		}
 		if sh.err != nil {
 			imgc <- drawn{err: sh.err}
 			return
@@ -1332,7 +1340,7 @@ func (s *Surfer) Screenshot(ctx context.Context) ([]byte, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	return captureJPEG(ctx, s.tabs[s.active].sess, s.cfg.JPEGQuality)
+	return s.maskedScreenshot(ctx, s.tabs[s.active])
 }
 
 // Blocked summarizes what the policy stopped since the last observation.

@@ -291,7 +291,7 @@ func (s *Surfer) ReadPage(ctx context.Context, n int) (string, error) {
 	if strings.TrimSpace(body) == "" {
 		body = "(the page has no text content)"
 	}
-	return fmt.Sprintf("read_page: page %d of %d of the main content of %s, as markdown:\n<<<%s\n%s\n%s>>>", n, len(pages), q(t.page.URL(), 200), nonce, body, nonce), nil
+	return fmt.Sprintf("read_page: page %d of %d of the main content of %s, as markdown:\n<<<%s\n%s\n%s>>>", n, len(pages), q(s.pol.Redact(t.page.URL()), 200), nonce, body, nonce), nil
 }
 
 // errNoModel is returned by the model-backed tools when none is set.

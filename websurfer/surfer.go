@@ -114,6 +114,12 @@ type Surfer struct {
 	announced, saving int
 	known             map[playwright.Page]bool
 	dlWG              sync.WaitGroup
+	dls               downloads // what the renderers said of downloads (download.go)
+
+	// secretFields are the fields surf typed a secret into (see
+	// secretmask.go).
+	smu          sync.Mutex
+	secretFields map[secretField]bool
 }
 
 // tab is one page of the session.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,9 +101,7 @@ func (s *Surfer) watch(t *tab) {
 		}
 		s.pushEvent(Event{Kind: "dialog", Message: msg})
 	})
-	p.OnDownload(func(d playwright.Download) {
-		go s.saveDownload(d)
-	})
+	p.OnDownload(s.startSaving)
 	p.OnCrash(func(playwright.Page) {
 		st.mu.Lock()
 		st.crashed = true
@@ -137,74 +132,6 @@ func (s *Surfer) takeEvents() []Event {
 	out := s.pending
 	s.pending = nil
 	return out
-}
-
-// saveDownload keeps a download in the session's downloads directory,
-// under the size cap.
-func (s *Surfer) saveDownload(d playwright.Download) {
-	dir := s.sess.Info().DownloadsDir
-	name := safeFileName(d.SuggestedFilename())
-	path := uniquePath(filepath.Join(dir, name))
-	s.dlWG.Add(1)
-	defer s.dlWG.Done()
-	s.evmu.Lock()
-	s.announced = max(s.announced-1, 0)
-	s.saving++
-	s.evmu.Unlock()
-	defer func() {
-		s.evmu.Lock()
-		s.saving--
-		s.evmu.Unlock()
-	}()
-	if err := d.SaveAs(path); err != nil {
-		s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("download %s failed: %v", q(name, 80), err), URL: d.URL()})
-		return
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("download %s failed: %v", q(name, 80), err), URL: d.URL()})
-		return
-	}
-	if fi.Size() > s.cfg.MaxDownloadBytes {
-		os.Remove(path)
-		s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("download %s was discarded: %d bytes is over the cap of %d", q(name, 80), fi.Size(), s.cfg.MaxDownloadBytes), URL: d.URL()})
-		return
-	}
-	s.pushEvent(Event{Kind: "download", Message: fmt.Sprintf("downloaded %s (%d bytes) to %s", q(name, 80), fi.Size(), path), Path: path, URL: d.URL()})
-}
-
-// safeFileName keeps a suggested download name from escaping the
-// downloads directory or hiding.
-func safeFileName(n string) string {
-	n = filepath.Base(strings.ReplaceAll(n, "\\", "/"))
-	n = strings.Map(func(r rune) rune {
-		if r < 32 || r == '/' || r == 0x7f {
-			return '_'
-		}
-		return r
-	}, n)
-	n = strings.TrimLeft(n, ".")
-	if n == "" {
-		n = "download"
-	}
-	if len(n) > 120 {
-		n = n[len(n)-120:]
-	}
-	return n
-}
-
-func uniquePath(p string) string {
-	if _, err := os.Stat(p); os.IsNotExist(err) {
-		return p
-	}
-	ext := filepath.Ext(p)
-	base := strings.TrimSuffix(p, ext)
-	for i := 1; ; i++ {
-		c := fmt.Sprintf("%s (%d)%s", base, i, ext)
-		if _, err := os.Stat(c); os.IsNotExist(err) {
-			return c
-		}
-	}
 }
 
 // netIdle reports whether the tab has had no request start or end, and no
@@ -288,11 +215,13 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 			st.mu.Unlock()
 		}
 	})
-	cs.On("Page.downloadWillBegin", func(map[string]any) {
+	cs.On("Page.downloadWillBegin", func(ev map[string]any) {
+		s.onRendererDownload("Page.downloadWillBegin", ev)
 		s.evmu.Lock()
 		s.announced++
 		s.evmu.Unlock()
 	})
+	cs.On("Page.downloadProgress", func(ev map[string]any) { s.onRendererDownload("Page.downloadProgress", ev) })
 	cs.On("Page.windowOpen", func(map[string]any) {
 		s.evmu.Lock()
 		s.opening++

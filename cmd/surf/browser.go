@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/policy"
@@ -33,7 +34,14 @@ type browserFlags struct {
 	recordHAR string
 	replayHAR string
 	searchURL string
+
+	loaded atomic.Pointer[policy.Policy] // the policy open loaded, for redact
 }
+
+// redact replaces the secrets of the policy open loaded (nothing before
+// it is loaded): for what is written outside the browser, such as model
+// cassettes.
+func (bf *browserFlags) redact(s string) string { return bf.loaded.Load().Redact(s) }
 
 func addBrowserFlags(fs *pflag.FlagSet) *browserFlags {
 	bf := &browserFlags{pol: addPolicyFlags(fs)}
@@ -94,6 +102,7 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 	if err != nil {
 		return nil, err
 	}
+	bf.loaded.Store(pol)
 	if o.base != nil {
 		if bf.pol.file == "" && len(bf.pol.allow) == 0 && len(bf.pol.deny) == 0 {
 			pol = o.base

@@ -85,6 +85,7 @@ Examples:
 		if status != nil {
 			approver = status.clearing(approver)
 		}
+		mf.redact = bf.redact
 		model, modelName, err := mf.client(ctx, cli)
 		if err != nil {
 			return err

@@ -164,6 +164,7 @@ Examples:
 		var model websurfer.Model
 		var modelName string
 		var modelErr error
+		mf.redact = bf.redact
 		if m, name, err := mf.client(ctx, cli); err != nil {
 			if modelFlagsGiven(fs.Changed) {
 				return err
@@ -180,6 +181,7 @@ Examples:
 		if err != nil {
 			return err
 		}
+		bf.loaded.Store(pol)
 		sbCfg, err := bf.sandboxConfig(cli, pol)
 		if err != nil {
 			return err

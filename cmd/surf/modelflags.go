@@ -21,6 +21,9 @@ type modelFlags struct {
 	record  string
 	replay  string
 	retries int
+	// redact scrubs the policy's secrets from cassettes (see
+	// browserFlags.redact).
+	redact func(string) string
 }
 
 func addModelFlags(fs *pflag.FlagSet) *modelFlags {
@@ -74,6 +77,7 @@ func (m *modelFlags) client(ctx context.Context, cli *CLI) (*llm.Client, string,
 	}
 	cfg.MaxRetries = m.retries
 	cfg.Record, cfg.Replay = m.record, m.replay
+	cfg.Redact = m.redact
 	cfg.Timeout = 3 * time.Minute
 	cfg.Logger = cli.Logger
 	if cfg.Replay == "" && cfg.APIKey == "" && cfg.BaseURL == "" {

@@ -374,8 +374,12 @@ func readBody(req *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// scrubber replaces secrets, as written and as escaped in JSON strings.
-type scrubber struct{ r *strings.Replacer }
+// scrubber replaces secrets, as written and as escaped in JSON strings,
+// then applies redact (if set).
+type scrubber struct {
+	r      *strings.Replacer
+	redact func(string) string
+}
 
 func newScrubber(secrets []string) *scrubber {
 	var forms []string
@@ -411,15 +415,18 @@ func newScrubber(secrets []string) *scrubber {
 }
 
 func (s *scrubber) String(v string) string {
-	if s.r == nil {
-		return v
+	if s.r != nil {
+		v = s.r.Replace(v)
 	}
-	return s.r.Replace(v)
+	if s.redact != nil {
+		v = s.redact(v)
+	}
+	return v
 }
 
 func (s *scrubber) Bytes(b []byte) []byte {
-	if s.r == nil {
+	if s.r == nil && s.redact == nil {
 		return b
 	}
-	return []byte(s.r.Replace(string(b)))
+	return []byte(s.String(string(b)))
 }

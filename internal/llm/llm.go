@@ -128,6 +128,11 @@ type Config struct {
 	// Secrets are strings scrubbed from cassettes besides APIKey.
 	Secrets []string
 
+	// Redact, if set, also scrubs cassettes, after Secrets: the browser
+	// policy's Redact, which knows the encodings of its secrets. It is
+	// called for every request and response recorded or replayed.
+	Redact func(string) string
+
 	// Logger receives retries and request summaries. Nil means discard.
 	Logger *slog.Logger
 }
@@ -176,6 +181,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			StrictImages: cfg.ReplayStrictImages,
 			Secrets:      append([]string{cfg.APIKey}, cfg.Secrets...),
 		})
+		replayer.scrub.redact = cfg.Redact
 		rt = replayer
 	default:
 		next := hc.Transport
@@ -199,6 +205,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			if err != nil {
 				return nil, err
 			}
+			rec.scrub.redact = cfg.Redact
 			rt = rec
 		}
 	}
