@@ -75,12 +75,16 @@ func (s *Surfer) finish(ctx context.Context, summary string, decisions ...policy
 }
 
 // begin is the common start of an action: it takes the lock, refuses a
-// closed surfer, adopts tabs opened in between and returns the active tab.
-func (s *Surfer) begin() (*tab, func(), error) {
+// closed surfer, replaces crashed tabs and returns the active tab.
+func (s *Surfer) begin(ctx context.Context) (*tab, func(), error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, nil, ErrClosed
+	}
+	if err := s.renewCrashed(ctx); err != nil {
+		s.mu.Unlock()
+		return nil, nil, err
 	}
 	return s.tabs[s.active], s.mu.Unlock, nil
 }
@@ -152,7 +156,7 @@ func (s *Surfer) searchURL(q string) string {
 
 // VisitURL opens a URL in the active tab.
 func (s *Surfer) VisitURL(ctx context.Context, raw string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +174,7 @@ func (s *Surfer) VisitURL(ctx context.Context, raw string) (*ActionResult, error
 
 // WebSearch searches the web with the configured engine.
 func (s *Surfer) WebSearch(ctx context.Context, query string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +252,7 @@ func (s *Surfer) HistoryForward(ctx context.Context) (*ActionResult, error) {
 }
 
 func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +306,7 @@ func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error
 
 // RefreshPage reloads the active tab.
 func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +333,7 @@ func (s *Surfer) PageDown(ctx context.Context) (*ActionResult, error) { return s
 func (s *Surfer) PageUp(ctx context.Context) (*ActionResult, error) { return s.scrollPage(ctx, -1) }
 
 func (s *Surfer) scrollPage(ctx context.Context, dir int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +364,7 @@ func abs(f float64) float64 {
 // ScrollElement scrolls an element's content with the mouse wheel over it,
 // so inner scroll containers scroll (dir -1 up, 1 down).
 func (s *Surfer) ScrollElement(ctx context.Context, id, dir int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +401,7 @@ func (s *Surfer) target(id int) (*elementRef, error) {
 // covers that point. A link is checked against the policy first. A click
 // that opens a new tab switches to it.
 func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -517,7 +521,7 @@ func (s *Surfer) hitTest(ctx context.Context, r *elementRef) (*snapNode, *frameS
 // to, types the text and presses Enter unless told not to. Secret
 // placeholders are replaced with their values on the secret's own hosts.
 func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter, deleteExisting bool) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -617,7 +621,7 @@ func (s *Surfer) focus(ctx context.Context, t *tab, r *elementRef) error {
 
 // Hover moves the mouse over an element.
 func (s *Surfer) Hover(ctx context.Context, id int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -661,7 +665,7 @@ const selectNative = `function (label) {
 // SelectOption chooses an option by its visible label in a native <select>
 // or an ARIA combobox/listbox.
 func (s *Surfer) SelectOption(ctx context.Context, id int, option string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -780,7 +784,7 @@ func quoteList(list []string, n int) string {
 // such as "Control+A". Key names are Playwright's (Enter, Tab, ArrowDown,
 // Escape, PageDown, ...).
 func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -816,7 +820,7 @@ func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, er
 // UploadFile puts a file from the session's uploads directory into a file
 // input (or the file chooser an element opens).
 func (s *Surfer) UploadFile(ctx context.Context, id int, path string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -909,7 +913,7 @@ func (s *Surfer) uploadPath(p string) (string, error) {
 
 // CreateTab opens a new tab on a URL and makes it active.
 func (s *Surfer) CreateTab(ctx context.Context, raw string) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -964,7 +968,7 @@ const maxTabs = 20
 
 // SwitchTab makes tab i (counted from 0) active.
 func (s *Surfer) SwitchTab(ctx context.Context, i int) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -979,7 +983,7 @@ func (s *Surfer) SwitchTab(ctx context.Context, i int) (*ActionResult, error) {
 
 // CloseTab closes tab i; the one before it (or the first) becomes active.
 func (s *Surfer) CloseTab(ctx context.Context, i int) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1084,7 +1088,7 @@ func (s *Surfer) adoptPopups(ctx context.Context, activate bool) int {
 
 // Sleep waits, for pages that change on their own.
 func (s *Surfer) Sleep(ctx context.Context, seconds float64) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1117,19 +1121,9 @@ func (s *Surfer) inputErr(ctx context.Context, err error) error {
 	return toolErr("%s", shortErr(err))
 }
 
-// browserGone reports errors after which the session cannot go on.
-func browserGone(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	for _, s := range []string{"Target page, context or browser has been closed", "Browser has been closed", "browser has disconnected", "Target closed", "connection closed", "transport closed", "Browser closed"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
+// browserGone reports errors after which the session cannot go on: the
+// browser is gone (see sandbox.BrowserGone, the one test for it).
+func browserGone(err error) bool { return sandbox.BrowserGone(err) }
 
 // shortErr is the first line of a Playwright error, without its call log.
 func shortErr(err error) string {
