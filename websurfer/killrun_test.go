@@ -106,7 +106,10 @@ func killedRun(t *testing.T, point string) {
 	))
 
 	var relaunches atomic.Int32
-	launch := func(ctx context.Context) (*sandbox.Session, error) {
+	// launch starts a browser and opens a session in it; kill, if set,
+	// kills the browser before the session opens ("context") or after,
+	// before the surfer's tab is opened ("page").
+	launch := func(ctx context.Context, kill string) (*sandbox.Session, error) {
 		sb, err := sandbox.New(ctx, sandbox.Config{Env: browsertest.Env(), Policy: pol})
 		if err != nil {
 			return nil, err
@@ -114,35 +117,27 @@ func killedRun(t *testing.T, point string) {
 		mu.Lock()
 		sandboxes = append(sandboxes, sb)
 		mu.Unlock()
-		return sb.NewSession(ctx, sandbox.SessionConfig{})
-	}
-	relaunch := func(ctx context.Context) (*sandbox.Session, error) {
-		n := relaunches.Add(1)
-		if n > 1 || !strings.HasPrefix(point, "session") {
-			return launch(ctx)
-		}
-		// The first relaunched browser dies as its session opens: before
-		// its browser context is made, or after, before its tab is.
-		sb, err := sandbox.New(ctx, sandbox.Config{Env: browsertest.Env(), Policy: pol})
-		if err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		sandboxes = append(sandboxes, sb)
-		mu.Unlock()
-		if point == "session-context" {
+		if kill == "context" {
 			killBrowser(t, sb)
 			waitGone(sb)
 		}
 		sess, err := sb.NewSession(ctx, sandbox.SessionConfig{})
-		if point == "session-page" && err == nil {
+		if kill == "page" && err == nil {
 			killBrowser(t, sb)
 			waitGone(sb)
 		}
 		return sess, err
 	}
+	relaunch := func(ctx context.Context) (*sandbox.Session, error) {
+		if relaunches.Add(1) > 1 {
+			return launch(ctx, "")
+		}
+		// The first relaunched browser dies as its session opens, for
+		// the session points.
+		return launch(ctx, strings.TrimPrefix(point, "session-"))
+	}
 
-	sess, err := launch(t.Context())
+	sess, err := launch(t.Context(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
