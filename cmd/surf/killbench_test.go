@@ -46,17 +46,23 @@ func BenchmarkRunKilled(b *testing.B) {
 	if !base.ok {
 		b.Fatalf("the run without a kill failed:\n%s", base.out)
 	}
-	b.Logf("a run without a kill: %v to its end, exit %v after it", base.ended.Round(time.Millisecond), base.exit.Round(time.Millisecond))
+	b.Logf("a run without a kill: first step at %v, %v to its end, exit %v after it", base.firstStep.Round(time.Millisecond), base.ended.Round(time.Millisecond), base.exit.Round(time.Millisecond))
 
-	recovered, landed := 0, 0
+	recovered, landed, during := 0, 0, 0
 	var exits []time.Duration
 	for i := 1; b.Loop(); i++ {
 		// A kill drawn after the run's end (runs vary) is drawn again,
 		// earlier, so that each iteration kills a run in progress.
 		var r killedRunResult
 		var at time.Duration
-		for try, window := 0, base.ended*4/5; try < 3 && !r.killed; try, window = try+1, window/2 {
-			at = time.Duration(rand.Int64N(int64(window)))
+		// Every other kill is drawn from the steps only, after the
+		// browser started (which takes much of a run on a busy machine).
+		from := time.Duration(0)
+		if i%2 == 0 {
+			from = base.firstStep
+		}
+		for try, window := 0, (base.ended-from)*4/5; try < 3 && !r.killed; try, window = try+1, window/2 {
+			at = from + time.Duration(rand.Int64N(int64(window)))
 			r = killedSurfRun(b, site, turns, at)
 			if !r.killed {
 				fmt.Printf("run %d: the kill at %v came after the run's end; drawn again\n", i, at.Round(time.Millisecond))
@@ -68,13 +74,18 @@ func BenchmarkRunKilled(b *testing.B) {
 		landed++
 		exits = append(exits, r.exit)
 		status := "recovered"
+		phase := "before the first step"
+		if strings.Contains(r.out, "recovered: ") {
+			phase = "during the steps (relaunched)"
+			during++
+		}
 		if r.ok {
 			recovered++
 		} else {
 			status = "NOT recovered"
 			fmt.Printf("run %d output:\n%s", i, r.out)
 		}
-		fmt.Printf("run %d: killed at %v: %s; exited %v after the run's end\n", i, at.Round(time.Millisecond), status, r.exit.Round(time.Millisecond))
+		fmt.Printf("run %d: killed at %v %s: %s; exited %v after the run's end\n", i, at.Round(time.Millisecond), phase, status, r.exit.Round(time.Millisecond))
 	}
 	b.StopTimer()
 	slices.Sort(exits)
@@ -82,15 +93,17 @@ func BenchmarkRunKilled(b *testing.B) {
 		fmt.Printf("%d/%d recovered; exit after the run's end: median %v, max %v\n", recovered, landed, exits[len(exits)/2].Round(time.Millisecond), exits[len(exits)-1].Round(time.Millisecond))
 		b.ReportMetric(float64(exits[len(exits)-1].Milliseconds()), "max-exit-ms")
 	}
-	fmt.Printf("%d/%d recovered\n", recovered, landed)
+	fmt.Printf("%d/%d recovered (%d killed during the steps, %d before the first step)\n", recovered, landed, during, landed-during)
 	b.ReportMetric(float64(recovered), "recovered")
 	b.ReportMetric(float64(landed), "killed")
 }
 
 type killedRunResult struct {
-	ok, killed  bool
-	ended, exit time.Duration // from the start to the "ended:" line; from it to the exit
-	out         string
+	ok, killed bool
+	// From the start to the first step's line and to the "ended:" line;
+	// from that to the exit.
+	firstStep, ended, exit time.Duration
+	out                    string
 }
 
 // killedSurfRun runs `surf run` and, unless at < 0, kills its browser at
@@ -118,12 +131,16 @@ func killedSurfRun(b *testing.B, site *demosite.Server, turns []fakeopenai.Turn,
 		b.Fatal(err)
 	}
 	endedc := make(chan time.Time, 1)
+	var firstStep time.Time
 	readc := make(chan struct{})
 	go func() {
 		defer close(readc)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			text.WriteString(sc.Text() + "\n")
+			if firstStep.IsZero() && strings.HasPrefix(sc.Text(), "step ") {
+				firstStep = time.Now()
+			}
 			if strings.HasPrefix(sc.Text(), "ended: ") {
 				endedc <- time.Now()
 			}
@@ -168,6 +185,9 @@ func killedSurfRun(b *testing.B, site *demosite.Server, turns []fakeopenai.Turn,
 		}
 	}
 	r.ended, r.exit = endedAt.Sub(start), exited.Sub(endedAt)
+	if !firstStep.IsZero() {
+		r.firstStep = firstStep.Sub(start)
+	}
 	r.out = text.String() + stderr.String()
 	if werr != nil {
 		r.out += "exit: " + werr.Error() + "\n"
