@@ -76,12 +76,16 @@ func (s *Surfer) finish(ctx context.Context, summary string, decisions ...policy
 }
 
 // begin is the common start of an action: it takes the lock, refuses a
-// closed surfer, adopts tabs opened in between and returns the active tab.
-func (s *Surfer) begin() (*tab, func(), error) {
+// closed surfer, replaces crashed tabs and returns the active tab.
+func (s *Surfer) begin(ctx context.Context) (*tab, func(), error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, nil, ErrClosed
+	}
+	if err := s.renewCrashed(ctx); err != nil {
+		s.mu.Unlock()
+		return nil, nil, err
 	}
 	return s.tabs[s.active], s.mu.Unlock, nil
 }
@@ -170,7 +174,7 @@ func (s *Surfer) searchURL(q string) string {
 
 // VisitURL opens a URL in the active tab.
 func (s *Surfer) VisitURL(ctx context.Context, raw string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +192,7 @@ func (s *Surfer) VisitURL(ctx context.Context, raw string) (*ActionResult, error
 
 // WebSearch searches the web with the configured engine.
 func (s *Surfer) WebSearch(ctx context.Context, query string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +274,7 @@ func (s *Surfer) HistoryForward(ctx context.Context) (*ActionResult, error) {
 }
 
 func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +328,7 @@ func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error
 
 // RefreshPage reloads the active tab.
 func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +362,7 @@ func (s *Surfer) PageUp(ctx context.Context) (*ActionResult, error) { return s.s
 // scrollPage scrolls the page by one viewport, less a small overlap, in a
 // direction: dx -1 left, 1 right; dy -1 up, 1 down (one of them 0).
 func (s *Surfer) scrollPage(ctx context.Context, dx, dy int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +399,7 @@ func (s *Surfer) ScrollElement(ctx context.Context, id, dir int) (*ActionResult,
 // scrollElement turns the mouse wheel over an element: dx -1 left, 1
 // right; dy -1 up, 1 down (one of them 0), by most of its visible size.
 func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +438,7 @@ func (s *Surfer) target(id int) (*elementRef, error) {
 // covers that point. A link is checked against the policy first. A click
 // that opens a new tab switches to it.
 func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -578,7 +582,7 @@ func (s *Surfer) hitTestAt(ctx context.Context, r *elementRef, px, py float64) (
 // to, types the text and presses Enter unless told not to. Secret
 // placeholders are replaced with their values on the secret's own hosts.
 func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter, deleteExisting bool) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -710,7 +714,7 @@ func (s *Surfer) focus(ctx context.Context, t *tab, r *elementRef) error {
 
 // Hover moves the mouse over an element.
 func (s *Surfer) Hover(ctx context.Context, id int) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -754,7 +758,7 @@ const selectNative = `function (label) {
 // SelectOption chooses an option by its visible label in a native <select>
 // or an ARIA combobox/listbox.
 func (s *Surfer) SelectOption(ctx context.Context, id int, option string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -859,7 +863,7 @@ func quoteList(list []string, n int) string { return quoteJoin(list, n, 40, ", "
 // such as "Control+A". Key names are Playwright's (Enter, Tab, ArrowDown,
 // Escape, PageDown, ...).
 func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -895,7 +899,7 @@ func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, er
 // UploadFile puts a file from the session's uploads directory into a file
 // input (or the file chooser an element opens).
 func (s *Surfer) UploadFile(ctx context.Context, id int, path string) (*ActionResult, error) {
-	t, unlock, err := s.begin()
+	t, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -988,7 +992,7 @@ func (s *Surfer) uploadPath(p string) (string, error) {
 
 // CreateTab opens a new tab on a URL and makes it active.
 func (s *Surfer) CreateTab(ctx context.Context, raw string) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1043,7 +1047,7 @@ const maxTabs = 20
 
 // SwitchTab makes tab i (counted from 0) active.
 func (s *Surfer) SwitchTab(ctx context.Context, i int) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1058,7 +1062,7 @@ func (s *Surfer) SwitchTab(ctx context.Context, i int) (*ActionResult, error) {
 
 // CloseTab closes tab i; the one before it (or the first) becomes active.
 func (s *Surfer) CloseTab(ctx context.Context, i int) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1163,7 +1167,7 @@ func (s *Surfer) adoptPopups(ctx context.Context, activate bool) int {
 
 // Sleep waits, for pages that change on their own.
 func (s *Surfer) Sleep(ctx context.Context, seconds float64) (*ActionResult, error) {
-	_, unlock, err := s.begin()
+	_, unlock, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1196,19 +1200,9 @@ func (s *Surfer) inputErr(ctx context.Context, err error) error {
 	return toolErr("%s", shortErr(err))
 }
 
-// browserGone reports errors after which the session cannot go on.
-func browserGone(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	for _, s := range []string{"Target page, context or browser has been closed", "Browser has been closed", "browser has disconnected", "Target closed", "connection closed", "transport closed", "Browser closed"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
+// browserGone reports errors after which the session cannot go on: the
+// browser is gone (see sandbox.BrowserGone, the one test for it).
+func browserGone(err error) bool { return sandbox.BrowserGone(err) }
 
 // shortErr is the first line of a Playwright error, without its call log.
 func shortErr(err error) string {

@@ -316,11 +316,24 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 
 	if r.o.StartURL != "" {
 		t0 := time.Now()
+		rec := &Step{}
 		res, err := r.s.VisitURL(ctx, r.o.StartURL)
+		if err != nil && ctx.Err() == nil && !tools.IsToolError(err) && r.lost(err) {
+			// The browser went before the run began: relaunch it, and
+			// recover opens the start URL again.
+			r.lastURL = r.o.StartURL
+			if rerr := r.recover(ctx, rec, err); rerr != nil {
+				err = rerr
+			} else {
+				res, err = nil, nil
+			}
+		}
 		r.journalDecisions(0, "visit_url")
 		args, _ := json.Marshal(map[string]string{"url": r.o.StartURL})
 		e := Entry{Event: EventActed, Tool: "visit_url", Args: args, Duration: Duration(time.Since(t0))}
 		switch {
+		case err == nil && res == nil: // recovered: the first step observes
+			e.Result = rec.Recovered
 		case err == nil:
 			e.Result = res.Summary
 			r.fresh = res.Observation
@@ -539,15 +552,18 @@ func (r *run) lost(err error) bool {
 
 // recover relaunches the session and reopens the last page.
 func (r *run) recover(ctx context.Context, st *Step, cause error) error {
+	if r.s.browserConnected() && r.s.pageCrashed() {
+		// Only the page crashed: its tab is replaced in the same
+		// browser, keeping the session's cookies.
+		if err := r.renewTab(ctx, st); err == nil || !browserGone(err) {
+			return err
+		}
+	}
 	if r.o.Relaunch == nil {
 		return fmt.Errorf("the browser is gone (%v) and the run has no way to relaunch it", cause)
 	}
-	sess, err := r.o.Relaunch(ctx)
-	if err != nil {
+	if err := r.relaunch(ctx); err != nil {
 		return fmt.Errorf("relaunching the browser after %v: %w", cause, err)
-	}
-	if err := r.s.ReplaceSession(ctx, sess); err != nil {
-		return fmt.Errorf("relaunching the browser: %w", err)
 	}
 	msg := fmt.Sprintf("the browser was lost (%s) and relaunched", shortErr(cause))
 	if r.lastURL != "" && r.lastURL != "about:blank" {
@@ -603,7 +619,7 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 			if rerr := r.recover(ctx, st, err); rerr != nil {
 				return "", nil, rerr
 			}
-			res = &tools.Result{Text: "The browser was lost during this action and has been relaunched on the last page; check whether the action happened.", IsError: true}
+			res = &tools.Result{Text: "During this action " + st.Recovered + "; check whether the action happened.", IsError: true}
 			st.Results = append(st.Results, CallResult{Tool: resolved, Text: res.Text, IsError: true, Duration: dur})
 			return res.Text, nil, nil
 		default:

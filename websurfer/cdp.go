@@ -216,7 +216,9 @@ func (c *cdpSession) Detach() {
 		delete(c.subs, m)
 	}
 	c.mu.Unlock()
-	_ = c.s.Detach()
+	// The driver never answers a detach from a crashed page's session:
+	// the wait is bounded (the call is abandoned).
+	_ = within(cleanupWait, c.s.Detach)
 }
 
 // cdpError is an error reported by the browser for a command.

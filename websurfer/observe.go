@@ -123,6 +123,9 @@ const observeTimeout = 20 * time.Second
 func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
 	defer cancel()
+	if err := s.renewCrashed(ctx); err != nil {
+		return nil, err
+	}
 	once := func() (*Observation, error) {
 		actx, cancel := context.WithTimeout(ctx, observePatience)
 		defer cancel()

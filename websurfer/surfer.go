@@ -369,11 +369,13 @@ func (s *Surfer) Close() error {
 	}
 	s.closed = true
 	var errs []error
-	s.dlWG.Wait()
+	// Downloads and pages of a browser that died or a page that crashed
+	// may never answer: each wait is bounded (see cleanupWait).
+	_ = within(cleanupWait, func() error { s.dlWG.Wait(); return nil })
 	for _, t := range s.tabs {
 		t.detachFrames()
 		t.sess.Detach()
-		if err := t.page.Close(); err != nil && !strings.Contains(err.Error(), "closed") {
+		if err := within(cleanupWait, func() error { return t.page.Close() }); err != nil && !strings.Contains(err.Error(), "closed") {
 			errs = append(errs, err)
 		}
 	}

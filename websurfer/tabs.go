@@ -106,7 +106,8 @@ func (s *Surfer) watch(t *tab) {
 		st.mu.Lock()
 		st.crashed = true
 		st.mu.Unlock()
-		s.pushEvent(Event{Kind: "crash", Message: "the page crashed; reload it or go back"})
+		// The next action or observation replaces the tab and reports
+		// the crash (renewCrashed).
 	})
 	p.OnClose(func(playwright.Page) {
 		st.mu.Lock()

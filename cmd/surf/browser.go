@@ -114,6 +114,24 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 	if err != nil {
 		return nil, err
 	}
+	cfg := o.surf
+	cfg.Policy = pol
+	cfg.TokenBudget = bf.budget
+	if bf.searchURL != "" {
+		cfg.SearchURL = bf.searchURL
+	}
+	cfg.Model = o.model
+	cfg.Logger = cli.Logger
+	b, err := retryLostBrowser(ctx, cli, func() (*browser, error) { return bf.start(ctx, sbCfg, cfg) })
+	if err != nil {
+		return nil, err
+	}
+	b.pol = pol
+	return b, nil
+}
+
+// start launches the sandbox, opens a session and a surfer on it.
+func (bf *browserFlags) start(ctx context.Context, sbCfg sandbox.Config, cfg websurfer.Config) (*browser, error) {
 	sb, err := sandbox.New(ctx, sbCfg)
 	if err != nil {
 		return nil, err
@@ -123,22 +141,14 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 		sb.Close()
 		return nil, err
 	}
-	cfg := o.surf
 	cfg.Session = sess
-	cfg.Policy = pol
-	cfg.TokenBudget = bf.budget
-	if bf.searchURL != "" {
-		cfg.SearchURL = bf.searchURL
-	}
-	cfg.Model = o.model
-	cfg.Logger = cli.Logger
 	surf, err := websurfer.New(ctx, cfg)
 	if err != nil {
 		sess.Close()
 		sb.Close()
 		return nil, err
 	}
-	return &browser{sb: sb, sess: sess, surf: surf, pol: pol, bf: bf}, nil
+	return &browser{sb: sb, sess: sess, surf: surf, bf: bf}, nil
 }
 
 // sandboxConfig checks the flags that name local paths and builds the

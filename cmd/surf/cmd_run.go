@@ -293,6 +293,8 @@ func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Conte
 		if err != nil {
 			return nil, err
 		}
+		// The run tries again once if this browser dies too before its
+		// session is ready (websurfer's relaunch).
 		sb, err := sandbox.New(ctx, cfg)
 		if err != nil {
 			return nil, err

@@ -34,6 +34,8 @@ func (c *channelOwner) dispose(reason ...string) {
 		object.dispose(reason...)
 	}
 	c.objects = make(map[string]*channelOwner)
+	// surf: calls the server will not answer end now.
+	c.connection.rejectCallbacks(c.guid, reason...)
 }
 
 func (c *channelOwner) adopt(child *channelOwner) {

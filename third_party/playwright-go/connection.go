@@ -93,8 +93,8 @@ func (c *connection) Dispatch(msg *message) {
 	}
 	method := msg.Method
 	if msg.ID != 0 {
-		cb, _ := c.callbacks.LoadAndDelete(uint32(msg.ID))
-		if cb.noReply {
+		cb, ok := c.callbacks.LoadAndDelete(uint32(msg.ID))
+		if !ok || cb.noReply { // surf: nil when rejected on dispose
 			return
 		}
 		if msg.Error != nil {
@@ -196,6 +196,7 @@ func (c *connection) sendMessageToServer(object *channelOwner, method string, pa
 	}
 
 	id := c.lastID.Add(1)
+	cb.guid = object.guid
 	c.callbacks.Store(id, cb)
 	var (
 		metadata = make(map[string]interface{}, 0)
@@ -325,6 +326,7 @@ func fromNullableChannel(v interface{}) interface{} {
 }
 
 type protocolCallback struct {
+	guid    string // the object called (surf: see rejectCallbacks)
 	done    chan struct{}
 	noReply bool
 	abort   <-chan struct{}
@@ -397,5 +399,28 @@ func newProtocolCallback(noReply bool, abort <-chan struct{}) *protocolCallback 
 	return &protocolCallback{
 		done:  make(chan struct{}, 1),
 		abort: abort,
+	}
+}
+
+// rejectCallbacks fails the calls still waiting on the object guid, which
+// the server has disposed of: it will never answer them (surf: the
+// driver does not answer a CDP session's detach once its browser died,
+// and the caller waited forever).
+func (c *connection) rejectCallbacks(guid string, reason ...string) {
+	var ids []uint32
+	c.callbacks.Range(func(id uint32, cb *protocolCallback) bool {
+		if cb.guid == guid && !cb.noReply {
+			ids = append(ids, id)
+		}
+		return true
+	})
+	var why *string
+	if len(reason) > 0 && reason[0] != "" {
+		why = &reason[0]
+	}
+	for _, id := range ids {
+		if cb, ok := c.callbacks.LoadAndDelete(id); ok {
+			cb.SetError(targetClosedError(why))
+		}
 	}
 }
