@@ -82,6 +82,7 @@ func (s *Surfer) begin() (*tab, func(), error) {
 		s.mu.Unlock()
 		return nil, nil, ErrClosed
 	}
+	s.dismissDialog(nil, "another action came first")
 	return s.tabs[s.active], s.mu.Unlock, nil
 }
 
@@ -423,7 +424,7 @@ func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
 		return nil, err
 	}
 	before := t.nav.Load()
-	if err := t.page.Mouse().Click(r.clickX, r.clickY); err != nil {
+	if err := s.unlessDialog(func() error { return t.page.Mouse().Click(r.clickX, r.clickY) }); err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
 	navigated := s.settle(ctx, t, before)
@@ -575,7 +576,7 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 	}
 	before := t.nav.Load()
 	if pressEnter {
-		if err := kb.Press("Enter"); err != nil {
+		if err := s.unlessDialog(func() error { return kb.Press("Enter") }); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
 	}
@@ -793,7 +794,7 @@ func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, er
 		if strings.TrimSpace(k) == "" {
 			return nil, toolErr("key %d is empty", i+1)
 		}
-		if err := t.page.Keyboard().Press(k); err != nil {
+		if err := s.unlessDialog(func() error { return t.page.Keyboard().Press(k) }); err != nil {
 			if browserGone(err) || ctx.Err() != nil {
 				return nil, errors.Join(ctx.Err(), err)
 			}
@@ -801,6 +802,10 @@ func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, er
 				return nil, toolErr("could not press %s: %s", q(k, 40), shortErr(err))
 			}
 			return nil, toolErr("pressed %s, then could not press %s: %s", quoteList(keys[:i], 10), q(k, 40), shortErr(err))
+		}
+		if s.pendingDialog() != nil {
+			keys = keys[:i+1] // the page waits in a dialog: the rest would land in it
+			break
 		}
 	}
 	navigated := s.settle(ctx, t, before)

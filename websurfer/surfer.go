@@ -48,6 +48,10 @@ type Config struct {
 	// ActionTimeout bounds one action's wait for the page to settle;
 	// zero means 10s.
 	ActionTimeout time.Duration
+	// DialogTimeout is how long a confirm or prompt dialog waits for
+	// answer_dialog before surf dismisses it; zero means
+	// DefaultDialogTimeout.
+	DialogTimeout time.Duration
 	// Model answers summarize_page and answer_question (and drives Run
 	// unless RunOptions says otherwise); nil makes those tools return an
 	// error result.
@@ -108,6 +112,8 @@ type Surfer struct {
 	announced, saving int
 	known             map[playwright.Page]bool
 	dlWG              sync.WaitGroup
+
+	dlg dialogState // a confirm or prompt waiting for answer_dialog
 }
 
 // tab is one page of the session.
@@ -166,6 +172,9 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	}
 	if cfg.ActionTimeout <= 0 {
 		cfg.ActionTimeout = 10 * time.Second
+	}
+	if cfg.DialogTimeout <= 0 {
+		cfg.DialogTimeout = DefaultDialogTimeout
 	}
 	if cfg.SearchURL == "" {
 		cfg.SearchURL = DefaultSearchURL

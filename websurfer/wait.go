@@ -26,6 +26,8 @@ const (
 // settle waits for the effects of an action on tab t, whose navigation
 // count was before. It reports whether the tab navigated.
 func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
+	ctx, stop := s.dialogCtx(ctx) // a page blocked in a dialog waits for its answer, not surf
+	defer stop()
 	deadline := time.Now().Add(s.cfg.ActionTimeout)
 	start := time.Now()
 	// Did anything start?
