@@ -1151,6 +1151,9 @@ func shortErr(err error) string {
 }
 
 func pageTitle(t *tab) string {
+	if t.held.Load() {
+		return "" // the page answers nothing while a dialog is open
+	}
 	title, err := t.page.Title()
 	if err != nil {
 		return ""

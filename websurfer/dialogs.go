@@ -56,6 +56,7 @@ func (s *Surfer) onDialog(t *tab, d playwright.Dialog) {
 		s.dlg.mu.Lock()
 		if s.dlg.held == nil {
 			s.dlg.held = h
+			t.held.Store(true)
 			h.timer = time.AfterFunc(s.cfg.DialogTimeout, func() {
 				s.dismissDialog(h, fmt.Sprintf("no answer within %s", s.cfg.DialogTimeout))
 			})
@@ -87,6 +88,7 @@ func (s *Surfer) takeDialog(h *heldDialog) *heldDialog {
 		return nil
 	}
 	s.dlg.held = nil
+	cur.t.held.Store(false)
 	s.dlg.opened = make(chan struct{})
 	cur.timer.Stop()
 	return cur
@@ -218,9 +220,13 @@ func dialogLine(h *heldDialog) string {
 // dismisses the dialog first). The observation carries no image.
 func (s *Surfer) dialogObservation(h *heldDialog) *Observation {
 	t := h.t
-	obs := &Observation{Seq: s.seq, URL: t.page.URL(), Title: t.title, tab: t, nav: int(t.nav.Load()), taken: time.Now()}
+	obs := &Observation{Seq: s.seq, URL: t.page.URL(), tab: t, nav: int(t.nav.Load()), taken: time.Now()}
+	same := s.last != nil && s.last.tab == t && s.last.nav == obs.nav
+	if same {
+		obs.Title = t.title // a new document's title cannot be read yet
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "observation %d (the page is blocked by a dialog): url %s title %s\n", obs.Seq, q(obs.URL, 200), q(obs.Title, 120))
+	fmt.Fprintf(&b, "page blocked by a dialog: url %s title %s\n", q(obs.URL, 200), q(obs.Title, 120))
 	b.WriteString(dialogLine(h) + "\n")
 	if len(s.tabs) > 1 {
 		obs.Tabs = s.tabInfos()
@@ -242,7 +248,7 @@ func (s *Surfer) dialogObservation(h *heldDialog) *Observation {
 		b.WriteString(l + "\n")
 	}
 	note := "the page cannot be read while the dialog is open"
-	if s.last != nil && s.last.tab == t && s.last.nav == obs.nav {
+	if same {
 		note += fmt.Sprintf("; the ids of observation %d still apply", s.last.Seq)
 	}
 	obs.Notes = []string{note}

@@ -151,3 +151,20 @@ func TestAnswerDialogGated(t *testing.T) {
 		t.Errorf("after a refused answer_dialog the page shows %v", got)
 	}
 }
+
+// A page that asks while it loads: visit_url reports the dialog pending
+// rather than waiting for a load the dialog blocks.
+func TestDialogWhileLoading(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	res := f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/actions/dialog-onload.html"))
+	if !strings.Contains(res.Text, `dialog pending: confirm "Stay signed in?"`) {
+		t.Fatalf("the dialog is not reported pending:\n%s", res.Text)
+	}
+	res = f.ok("answer_dialog", `{"accept": true}`)
+	if got := f.result(); got != "staying" {
+		t.Errorf("after accepting the page shows %v\n%s", got, res.Text)
+	}
+	if !strings.Contains(res.Text, "\nstaying\n") {
+		t.Errorf("the observation after the answer does not show the page:\n%s", res.Text)
+	}
+}

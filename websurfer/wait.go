@@ -42,7 +42,9 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 		remaining := time.Until(deadline)
 		if remaining > 0 {
 			ms := float64(remaining.Milliseconds())
-			_ = t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			_ = s.unlessDialog(func() error { // a script asking while the page loads blocks it
+				return t.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateDomcontentloaded, Timeout: &ms})
+			})
 		}
 	}
 	quietBy := time.Now().Add(netCap)
