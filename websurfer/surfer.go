@@ -134,9 +134,10 @@ type tab struct {
 	fmu    sync.Mutex
 	frames map[playwright.Frame]*oopif // out-of-process frames (nil value: in-process)
 
-	held     atomic.Bool // a dialog blocks the page's script (dialogs.go)
-	lastMeta string      // fingerprint of the metadata last reported
-	title    string      // last seen title
+	lastMeta string // fingerprint of the metadata last reported
+	title    string // last seen title
+
+	held atomic.Bool // a dialog blocks the page's script (dialogs.go)
 }
 
 // oopif is an out-of-process frame and its own CDP session.
