@@ -85,6 +85,21 @@ func TestDialogDismissedByDefault(t *testing.T) {
 		t.Errorf("answer_dialog is offered after the dismissal: %v", f.s.Offered())
 	}
 
+	// read_page cannot read a page blocked in a dialog: it dismisses it
+	// first too.
+	f.openDialog("Confirm", `confirm "Delete everything?"`)
+	res = f.ok("read_page", `{}`)
+	if !strings.Contains(res.Text, "cancelled") {
+		t.Errorf("read_page with a confirm open:\n%s", res.Text)
+	}
+	obs, err := f.s.Observe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(obs.Text(), `confirm "Delete everything?" was dismissed: another action came first`) {
+		t.Errorf("the dismissal by read_page is not reported:\n%s", obs.Text())
+	}
+
 	f.openDialog("Prompt", `prompt "Your name?"`)
 	res = f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/actions/dialog.html"))
 	if !strings.Contains(res.Text, `prompt "Your name?" was dismissed: another action came first`) || !strings.Contains(res.Text, `button "Confirm"`) {
