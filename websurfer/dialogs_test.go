@@ -183,3 +183,19 @@ func TestDialogWhileLoading(t *testing.T) {
 		t.Errorf("the observation after the answer does not show the page:\n%s", res.Text)
 	}
 }
+
+// Closing the surfer with a dialog held closes its page too.
+func TestCloseWithDialogHeld(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/dialog.html")
+	f.openDialog("Confirm", `confirm "Delete everything?"`)
+	if err := f.s.Close(); err != nil {
+		t.Fatalf("Close with a dialog held: %v", err)
+	}
+	if h := f.s.pendingDialog(); h != nil {
+		t.Errorf("a dialog is still held after Close: %s", h.describe())
+	}
+	if !f.s.tabs[0].page.IsClosed() {
+		t.Error("the page is still open after Close")
+	}
+}

@@ -362,6 +362,7 @@ func (s *Surfer) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.dismissDialog(nil, "surf closed") // a page blocked in a dialog would not close
 	var errs []error
 	s.dlWG.Wait()
 	for _, t := range s.tabs {
