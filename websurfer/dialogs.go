@@ -94,7 +94,7 @@ func (s *Surfer) takeDialog(h *heldDialog) *heldDialog {
 	return cur
 }
 
-// heldDialog returns the held dialog, nil if none.
+// pendingDialog returns the held dialog, nil if none.
 func (s *Surfer) pendingDialog() *heldDialog {
 	s.dlg.mu.Lock()
 	defer s.dlg.mu.Unlock()
@@ -205,7 +205,7 @@ func (s *Surfer) AnswerDialog(ctx context.Context, accept bool, text string) (*A
 	return s.finish(ctx, summary, d)
 }
 
-// dialogLine is the observation's line for a held dialog on tab t.
+// dialogLine is the observation's line for a held dialog.
 func dialogLine(h *heldDialog) string {
 	if h.kind == "prompt" {
 		return fmt.Sprintf("dialog pending: %s with default text %s — answer with answer_dialog (accept, with prompt_text, or dismiss); any other action dismisses it", h.describe(), q(h.def, 100))
