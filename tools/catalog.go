@@ -77,6 +77,12 @@ type ReadPageArgs struct {
 	Page int `json:"page,omitempty" jsonschema:"Which page of the content to read, starting at 1. Default 1." schema:"minimum=1,maximum=10000,default=1"`
 }
 
+// AnswerDialogArgs is the input of answer_dialog.
+type AnswerDialogArgs struct {
+	Accept     bool   `json:"accept" jsonschema:"true to press OK (accept), false to press Cancel (dismiss)."`
+	PromptText string `json:"prompt_text,omitempty" jsonschema:"For a prompt dialog you accept: the text to answer with. Without it the prompt's default text is used." schema:"maxLength=2000"`
+}
+
 // QuestionArgs is the input of answer_question.
 type QuestionArgs struct {
 	Question string `json:"question" jsonschema:"The question about the current page." schema:"minLength=1,maxLength=2000"`
@@ -193,6 +199,10 @@ var (
 		Name:        "answer_question",
 		Description: "Answer a question about the content of the current page, using the whole page, not only the part in view.",
 	}
+	AnswerDialog = Spec[AnswerDialogArgs]{
+		Name:        "answer_dialog",
+		Description: "Answer the dialog (confirm or prompt) the page is waiting on, when the observation says one is pending: accept it (OK) or dismiss it (Cancel); for a prompt you accept, give the text in prompt_text. Any other action dismisses the dialog instead.",
+	}
 	StopAction = Spec[StopActionArgs]{
 		Name:        "stop_action",
 		Description: "End the task and give the final answer. Use it when the task is done, or cannot be done; say what you found or why you stopped.",
@@ -220,7 +230,7 @@ func Catalog() []CatalogEntry {
 		entry(Click), entry(InputText), entry(Hover), entry(SelectOption), entry(Keypress), entry(UploadFile),
 		entry(CreateTab), entry(SwitchTab), entry(CloseTab),
 		entry(Sleep), entry(ReadPage), entry(SummarizePage), entry(AnswerQuestion),
-		entry(StopAction),
+		entry(AnswerDialog), entry(StopAction),
 	}
 }
 

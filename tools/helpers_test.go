@@ -74,7 +74,7 @@ func catalogTools(rec *recorder) []*tools.Tool {
 		bindRecorded(rec, tools.SelectOption), bindRecorded(rec, tools.Keypress), bindRecorded(rec, tools.UploadFile),
 		bindRecorded(rec, tools.CreateTab), bindRecorded(rec, tools.SwitchTab), bindRecorded(rec, tools.CloseTab),
 		bindRecorded(rec, tools.Sleep), bindRecorded(rec, tools.ReadPage), bindRecorded(rec, tools.SummarizePage),
-		bindRecorded(rec, tools.AnswerQuestion), bindRecorded(rec, tools.StopAction),
+		bindRecorded(rec, tools.AnswerQuestion), bindRecorded(rec, tools.AnswerDialog), bindRecorded(rec, tools.StopAction),
 	}
 }
 

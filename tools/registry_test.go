@@ -404,7 +404,7 @@ func TestCatalog(t *testing.T) {
 		"page_up", "page_down", "scroll_element_up", "scroll_element_down",
 		"page_left", "page_right", "scroll_element_left", "scroll_element_right",
 		"click", "input_text", "hover", "select_option", "keypress", "upload_file",
-		"create_tab", "switch_tab", "close_tab", "sleep", "read_page", "summarize_page", "answer_question", "stop_action"}
+		"create_tab", "switch_tab", "close_tab", "sleep", "read_page", "summarize_page", "answer_question", "answer_dialog", "stop_action"}
 	if !slices.Equal(names, want) {
 		t.Errorf("CatalogNames() = %v", names)
 	}

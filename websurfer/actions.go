@@ -83,6 +83,7 @@ func (s *Surfer) begin(ctx context.Context) (*tab, func(), error) {
 		s.mu.Unlock()
 		return nil, nil, ErrClosed
 	}
+	s.dismissDialog(nil, "another action came first")
 	if err := s.renewCrashed(ctx); err != nil {
 		s.mu.Unlock()
 		return nil, nil, err
@@ -464,7 +465,7 @@ func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
 		return nil, err
 	}
 	before := t.nav.Load()
-	if err := t.page.Mouse().Click(r.clickX, r.clickY); err != nil {
+	if err := s.unlessDialog(func() error { return t.page.Mouse().Click(r.clickX, r.clickY) }); err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
 	navigated := s.settle(ctx, t, before)
@@ -671,7 +672,7 @@ func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, 
 	kb := t.page.Keyboard()
 	before := t.nav.Load()
 	if pressEnter {
-		if err := kb.Press("Enter"); err != nil {
+		if err := s.unlessDialog(func() error { return kb.Press("Enter") }); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
 	}
@@ -876,7 +877,7 @@ func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, er
 		if strings.TrimSpace(k) == "" {
 			return nil, toolErr("key %d is empty", i+1)
 		}
-		if err := t.page.Keyboard().Press(k); err != nil {
+		if err := s.unlessDialog(func() error { return t.page.Keyboard().Press(k) }); err != nil {
 			if browserGone(err) || ctx.Err() != nil {
 				return nil, errors.Join(ctx.Err(), err)
 			}
@@ -884,6 +885,10 @@ func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, er
 				return nil, toolErr("could not press %s: %s", q(k, 40), shortErr(err))
 			}
 			return nil, toolErr("pressed %s, then could not press %s: %s", quoteList(keys[:i], 10), q(k, 40), shortErr(err))
+		}
+		if s.pendingDialog() != nil {
+			keys = keys[:i+1] // the page waits in a dialog: the rest would land in it
+			break
 		}
 	}
 	navigated := s.settle(ctx, t, before)
@@ -1219,6 +1224,9 @@ func shortErr(err error) string {
 }
 
 func pageTitle(t *tab) string {
+	if t.held.Load() {
+		return "" // the page answers nothing while a dialog is open
+	}
 	title, err := t.page.Title()
 	if err != nil {
 		return ""

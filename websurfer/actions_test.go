@@ -430,15 +430,26 @@ func TestUpload(t *testing.T) {
 	}
 }
 
+// An alert is dismissed at once; a confirm or prompt waits for
+// answer_dialog (dialogs_test.go), and the next other action dismisses it:
+// no dialog hangs a tool, and the page's script goes on with the safe
+// answer.
 func TestDialogsNeverHang(t *testing.T) {
 	f := newFixture(t, Config{}, sandbox.SessionConfig{})
 	f.visit("/actions/dialog.html")
+	res := f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Alert")))
+	if got := f.js(`document.getElementById('r').textContent`); got != "after alert" {
+		t.Errorf("Alert: page shows %v", got)
+	}
+	if !strings.Contains(res.Text, `alert "Saved!" was dismissed`) {
+		t.Errorf("Alert: the dialog is not reported:\n%s", res.Text)
+	}
 	for _, c := range []struct{ button, result, text string }{
-		{"Alert", "after alert", `alert "Saved!" was dismissed`},
 		{"Confirm", "cancelled", `confirm "Delete everything?" was dismissed`},
 		{"Prompt", "prompt:null", `prompt "Your name?" was dismissed`},
 	} {
-		res := f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", c.button)))
+		f.openDialog(c.button, "")
+		res := f.ok("sleep", `{"seconds": 0.1}`)
 		if got := f.js(`document.getElementById('r').textContent`); got != c.result {
 			t.Errorf("%s: page shows %v; want %q", c.button, got, c.result)
 		}

@@ -32,6 +32,7 @@ func (s *Surfer) askPage(ctx context.Context, question string) (string, error) {
 		s.mu.Unlock()
 		return "", ErrClosed
 	}
+	s.dismissDialog(nil, "another action came first")
 	t := s.tabs[s.active]
 	md, err := s.markdown(ctx, t)
 	pageURL := s.pol.Redact(t.page.URL())

@@ -121,6 +121,9 @@ const observePatience = 8 * time.Second
 const observeTimeout = 20 * time.Second
 
 func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
+	if obs := s.observeDialog(); obs != nil {
+		return obs, nil // the page is blocked in a dialog: it answers nothing
+	}
 	ctx, cancel := context.WithTimeout(ctx, observeTimeout)
 	defer cancel()
 	if err := s.renewCrashed(ctx); err != nil {

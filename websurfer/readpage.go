@@ -276,6 +276,7 @@ func (s *Surfer) ReadPage(ctx context.Context, n int) (string, error) {
 	if n < 1 {
 		return "", toolErr("read_page pages start at 1, not %d", n)
 	}
+	s.dismissDialog(nil, "another action came first")
 	t := s.tabs[s.active]
 	md, err := s.markdown(ctx, t)
 	if err != nil {

@@ -54,6 +54,10 @@ type Config struct {
 	// ActionTimeout bounds one action's wait for the page to settle;
 	// zero means 10s.
 	ActionTimeout time.Duration
+	// DialogTimeout is how long a confirm or prompt dialog waits for
+	// answer_dialog before surf dismisses it; zero means
+	// DefaultDialogTimeout.
+	DialogTimeout time.Duration
 	// Model answers summarize_page and answer_question (and drives Run
 	// unless RunOptions says otherwise); nil makes those tools return an
 	// error result.
@@ -120,6 +124,8 @@ type Surfer struct {
 	// secretmask.go).
 	smu          sync.Mutex
 	secretFields map[secretField]bool
+
+	dlg dialogState // a confirm or prompt waiting for answer_dialog
 }
 
 // tab is one page of the session.
@@ -142,6 +148,8 @@ type tab struct {
 
 	lastMeta string // fingerprint of the metadata last reported
 	title    string // last seen title
+
+	held atomic.Bool // a dialog blocks the page's script (dialogs.go)
 }
 
 // oopif is an out-of-process frame and its own CDP session.
@@ -178,6 +186,9 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	}
 	if cfg.ActionTimeout <= 0 {
 		cfg.ActionTimeout = 10 * time.Second
+	}
+	if cfg.DialogTimeout <= 0 {
+		cfg.DialogTimeout = DefaultDialogTimeout
 	}
 	if cfg.SearchURL == "" {
 		cfg.SearchURL = DefaultSearchURL
@@ -368,6 +379,7 @@ func (s *Surfer) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.dismissDialog(nil, "surf closed") // a page blocked in a dialog would not close
 	var errs []error
 	// Downloads and pages of a browser that died or a page that crashed
 	// may never answer: each wait is bounded (see cleanupWait).

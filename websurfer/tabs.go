@@ -3,7 +3,6 @@ package websurfer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,15 +91,7 @@ func (s *Surfer) watch(t *tab) {
 	}
 	p.OnRequestFinished(done)
 	p.OnRequestFailed(done)
-	p.OnDialog(func(d playwright.Dialog) {
-		// A dialog never hangs a tool: it is dismissed, and its text is
-		// reported in the next observation.
-		msg := fmt.Sprintf("%s %s was dismissed", d.Type(), q(d.Message(), 200))
-		if err := d.Dismiss(); err != nil {
-			msg = fmt.Sprintf("%s %s could not be dismissed: %v", d.Type(), q(d.Message(), 200), err)
-		}
-		s.pushEvent(Event{Kind: "dialog", Message: msg})
-	})
+	p.OnDialog(func(d playwright.Dialog) { s.onDialog(t, d) })
 	p.OnDownload(s.startSaving)
 	p.OnCrash(func(playwright.Page) {
 		st.mu.Lock()

@@ -108,6 +108,9 @@ func (s *Surfer) Tools() *tools.Registry {
 			}
 			return tools.Text(text), nil
 		}),
+		tools.AnswerDialog.Bind(func(ctx context.Context, in tools.AnswerDialogArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.AnswerDialog(ctx, in.Accept, in.PromptText) })(ctx)
+		}),
 		tools.StopAction.Bind(func(ctx context.Context, in tools.StopActionArgs) (*tools.Result, error) {
 			return tools.Text(s.StopAction(in.Answer).Summary), nil
 		}),
@@ -145,6 +148,9 @@ func (s *Surfer) Offered() []string {
 		return names
 	}
 	t := s.tabs[s.active]
+	if h := s.pendingDialog(); h != nil && h.t == t {
+		names = append(names, "answer_dialog")
+	}
 	st := &t.state
 	st.mu.Lock()
 	if st.hist.pos > 0 || t.opener != nil {

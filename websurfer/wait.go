@@ -26,6 +26,9 @@ const (
 // settle waits for the effects of an action on tab t, whose navigation
 // count was before. It reports whether the tab navigated.
 func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
+	outer := ctx
+	ctx, stop := s.dialogCtx(ctx) // a page blocked in a dialog waits for its answer, not surf
+	defer stop()
 	deadline := time.Now().Add(s.cfg.ActionTimeout)
 	start := time.Now()
 	progress(ctx, "waiting for the page to settle")
@@ -41,7 +44,13 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 		remaining := time.Until(deadline)
 		if remaining > 0 {
 			progress(ctx, "waiting for %s to load", truncate(t.page.URL(), 200))
-			_ = s.waitLoad(ctx, t, playwright.LoadStateDomcontentloaded, remaining)
+			// A script asking while the page loads blocks it: the wait ends
+			// when a dialog is held. It runs on the caller's ctx, which the
+			// dialog does not cancel, so a held dialog does not stop the
+			// page loading (waitLoad stops loading when its ctx ends).
+			_ = s.unlessDialog(func() error {
+				return s.waitLoad(outer, t, playwright.LoadStateDomcontentloaded, remaining)
+			})
 		}
 	}
 	quietBy := time.Now().Add(netCap)

@@ -639,6 +639,32 @@ Example:
 		flags: targetTool("hover"),
 	},
 	{
+		name:    "dialog",
+		summary: "session: accept or dismiss the confirm or prompt dialog the page waits on",
+		usage: `Usage: surf dialog accept|dismiss [TEXT] [--session NAME]
+
+Answers the dialog the observation reports pending (a confirm or a
+prompt): accept presses OK, dismiss presses Cancel. TEXT is a prompt's
+answer when accepting (without it, the prompt's default text). Any other
+action dismisses a pending dialog instead.
+
+Example:
+  surf dialog accept
+  surf dialog accept "Ada"`,
+		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
+			return func(args []string) (daemon.Request, string) {
+				if len(args) < 1 || len(args) > 2 || (args[0] != "accept" && args[0] != "dismiss") {
+					return daemon.Request{}, "it takes accept or dismiss, and optionally a prompt's text"
+				}
+				in := map[string]any{"accept": args[0] == "accept"}
+				if len(args) == 2 {
+					in["prompt_text"] = args[1]
+				}
+				return request("answer_dialog", in), ""
+			}
+		},
+	},
+	{
 		name:    "upload",
 		summary: "session: choose a file for a file input",
 		usage: `Usage: surf upload ID FILE [--session NAME]

@@ -48,7 +48,7 @@ func definitions() *tools.Registry {
 		def(tools.Click), def(tools.InputText), def(tools.Hover), def(tools.SelectOption), def(tools.Keypress), def(tools.UploadFile),
 		def(tools.CreateTab), def(tools.SwitchTab), def(tools.CloseTab),
 		def(tools.Sleep), def(tools.ReadPage), def(tools.SummarizePage), def(tools.AnswerQuestion),
-		def(tools.StopAction),
+		def(tools.AnswerDialog), def(tools.StopAction),
 		def(websurferSpec),
 	)
 	return reg
