@@ -153,6 +153,7 @@ func TestDeleteStopsCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	t0 := time.Now()
 	hc := &http.Client{Timeout: time.Minute} // the stuck page holds its navigation for an hour
 	resp, err := hc.Do(req)

@@ -11,7 +11,7 @@ import (
 // noDelete is an HTTP client that never sends a DELETE: it is the MCP
 // inspector, or the TypeScript SDK's close(), which just go away.
 func noDelete() *http.Client {
-	return &http.Client{Transport: dropDelete{http.DefaultTransport}}
+	return &http.Client{Transport: dropDelete{bearer{testToken}}}
 }
 
 type dropDelete struct{ next http.RoundTripper }
