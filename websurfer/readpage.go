@@ -163,8 +163,8 @@ func strip(n *html.Node, chrome bool) {
 	}
 }
 
-// selectText renders a <select> for read_page: "[select: Choose a colour |
-// Red (selected) | Green]", with option groups as "Group: option".
+// selectText renders a <select> for read_page: "(select: Choose a colour |
+// Red (selected) | Green)", with option groups as "Group: option".
 func selectText(sel *html.Node) string {
 	var opts []string
 	var walk func(n *html.Node, group string)
@@ -192,7 +192,7 @@ func selectText(sel *html.Node) string {
 		}
 	}
 	walk(sel, "")
-	return " [select: " + strings.Join(opts, " | ") + "] "
+	return " (select: " + strings.Join(opts, " | ") + ") "
 }
 
 // textOf is the text below n.

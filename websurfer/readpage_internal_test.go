@@ -38,7 +38,7 @@ func TestMarkdownListsSelectOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[select: Choose a colour | Red | Green (selected) | Dark: Navy]"
+	want := "(select: Choose a colour | Red | Green (selected) | Dark: Navy)"
 	if !strings.Contains(md, want) || strings.Contains(md, "colourRed") {
 		t.Errorf("markdown %q; want it to hold %q", md, want)
 	}

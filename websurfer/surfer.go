@@ -139,9 +139,14 @@ type tab struct {
 	// (see watchRenderer), ahead of Playwright's events.
 	rnav, rloaded atomic.Int64
 	rparsed       atomic.Int64 // rnav when DOMContentLoaded last fired
-	opener        *tab
-	state         tabState
-	world         isolatedWorld
+	// navAsked is when the page last asked for a navigation of its main
+	// frame in this tab (Unix nanoseconds; 0 when none is pending): set
+	// by the renderer's Page.frameRequestedNavigation, cleared when the
+	// navigation commits or turns into a download (see pendingNav).
+	navAsked atomic.Int64
+	opener   *tab
+	state    tabState
+	world    isolatedWorld
 
 	fmu    sync.Mutex
 	frames map[playwright.Frame]*oopif // out-of-process frames (nil value: in-process)

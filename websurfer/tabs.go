@@ -198,8 +198,17 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 		t.loadAt.Store(time.Now().UnixNano())
 		t.rloaded.Store(t.rnav.Load())
 	})
+	// A link click asks for a navigation in the renderer at once; the
+	// request itself, and the download it may turn into, come later (on a
+	// busy machine, after settle's first wait would have given up).
+	cs.On("Page.frameRequestedNavigation", func(ev map[string]any) {
+		if ev["frameId"] == mainFrame.Load() && ev["disposition"] == "currentTab" {
+			t.navAsked.Store(time.Now().UnixNano())
+		}
+	})
 	cs.On("Page.frameNavigated", func(ev map[string]any) {
 		if f, _ := ev["frame"].(map[string]any); f != nil && f["parentId"] == nil {
+			t.navAsked.Store(0)
 			t.rnav.Add(1)
 			st.mu.Lock()
 			st.lastNet = time.Now() // a commit is activity: quiet counts from it
@@ -208,6 +217,7 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 		}
 	})
 	cs.On("Page.downloadWillBegin", func(ev map[string]any) {
+		t.navAsked.Store(0) // the navigation asked for is a download
 		s.onRendererDownload("Page.downloadWillBegin", ev)
 		s.evmu.Lock()
 		s.announced++

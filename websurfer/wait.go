@@ -34,7 +34,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	progress(ctx, "waiting for the page to settle")
 	// Did anything start?
 	waitWhile(ctx, start.Add(settleStart), func() bool {
-		return t.nav.Load() == before && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading()
+		return t.nav.Load() == before && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav()
 	})
 	if ctx.Err() != nil {
 		return t.nav.Load() != before
@@ -66,12 +66,15 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	s.evmu.Unlock()
 	// Quiet, and no document committed but not yet parsed (an empty
 	// page to observe).
-	waitWhile(ctx, quietBy, func() bool { return t.rparsed.Load() != t.rnav.Load() || !t.netIdle(t.quietWindow()) })
+	waitWhile(ctx, quietBy, func() bool {
+		return t.rparsed.Load() != t.rnav.Load() || !t.netIdle(t.quietWindow()) || t.pendingNav()
+	})
 	// A download the action started is saved before the action reports.
 	waitWhile(ctx, quietBy, s.downloading)
 	s.evmu.Lock()
 	s.announced = 0 // one that never came is not waited for again
 	s.evmu.Unlock()
+	t.navAsked.Store(0)
 	return t.nav.Load() != before || navigated
 }
 
@@ -113,6 +116,18 @@ func (s *Surfer) hasPopups() bool {
 	defer s.evmu.Unlock()
 	return len(s.popups) > 0
 }
+
+// pendingNav reports whether the page asked for a navigation of its main
+// frame that has neither committed nor turned into a download yet, for at
+// most navAskedCap: one that ends in neither (a 204, a request the gate
+// refused) is not waited for longer. Settling forgets it at its end.
+func (t *tab) pendingNav() bool {
+	at := t.navAsked.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < navAskedCap
+}
+
+// navAskedCap bounds the wait for a navigation the page asked for.
+const navAskedCap = 2 * time.Second
 
 // quietWindow is how long the tab's network must be idle to count as
 // quiet: shorter once its document has loaded, by both the renderer's
