@@ -1,6 +1,7 @@
 package websurfer
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/sandbox"
 )
 
 // TestFixturesRenderWithShippedFonts: every glyph of every fixture page
@@ -30,8 +32,15 @@ func TestFixturesRenderWithShippedFonts(t *testing.T) {
 	if len(pages) < 20 {
 		t.Fatalf("found only %d fixture pages", len(pages))
 	}
-	s := newSurfer(t, Config{})
-	cdp, err := s.Page().Context().NewCDPSession(s.Page())
+	// A page of the session's own, not a surfer's: Playwright dismisses
+	// the dialogs some fixture pages open while they load (a surfer would
+	// hold them for the model).
+	sess := browsertest.Session(t, sandbox.SessionConfig{})
+	pg, err := sess.NewPage(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cdp, err := pg.Context().NewCDPSession(pg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +51,12 @@ func TestFixturesRenderWithShippedFonts(t *testing.T) {
 		}
 	}
 	for _, page := range pages {
-		gotoPage(t, s, sites.A+"/"+page)
+		if _, err := pg.Goto(sites.A + "/" + page); err != nil {
+			t.Fatalf("loading %s: %v", page, err)
+		}
+		if _, err := pg.Evaluate(fontsReady); err != nil {
+			t.Fatalf("%s: waiting for the fonts: %v", page, err)
+		}
 		raw, err := cdp.Send("DOM.getDocument", map[string]any{"depth": -1, "pierce": true})
 		if err != nil {
 			t.Fatalf("%s: DOM.getDocument: %v", page, err)

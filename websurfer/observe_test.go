@@ -47,12 +47,16 @@ func gotoPage(t *testing.T, s *Surfer, u string) {
 	waitFonts(t, s)
 }
 
+// fontsReady is a script that resolves once the page's fonts are loaded
+// and two frames have been drawn with them.
+const fontsReady = `document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true)))))`
+
 // waitFonts waits until the page's web fonts (the fixture fonts every
 // fixture page links) are loaded and a frame has been laid out with them,
 // so goldens never catch text drawn before its font arrived.
 func waitFonts(t *testing.T, s *Surfer) {
 	t.Helper()
-	if _, err := s.Page().Evaluate(`document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true)))))`); err != nil {
+	if _, err := s.Page().Evaluate(fontsReady); err != nil {
 		t.Fatalf("waiting for the page's fonts: %v", err)
 	}
 }
