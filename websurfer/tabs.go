@@ -206,6 +206,19 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 			t.navAsked.Store(time.Now().UnixNano())
 		}
 	})
+	cs.On("Network.responseReceived", func(ev map[string]any) {
+		// A document answered with no content leaves the page as it is.
+		if ev["type"] == "Document" && ev["frameId"] == mainFrame.Load() {
+			if r, _ := ev["response"].(map[string]any); r != nil && (r["status"] == 204.0 || r["status"] == 205.0) {
+				t.navAsked.Store(0)
+			}
+		}
+	})
+	cs.On("Page.navigatedWithinDocument", func(ev map[string]any) {
+		if ev["frameId"] == mainFrame.Load() {
+			t.navAsked.Store(0) // a same-document navigation (#anchor) ends it
+		}
+	})
 	cs.On("Page.frameNavigated", func(ev map[string]any) {
 		if f, _ := ev["frame"].(map[string]any); f != nil && f["parentId"] == nil {
 			t.navAsked.Store(0)
