@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/cdpmux"
 	"github.com/surfkit/surf/policy"
 )
@@ -653,7 +654,7 @@ func (s *Sandbox) Close() error {
 func (s *Sandbox) teardown() error {
 	var errs []error
 	if s.browser != nil {
-		if err := within(10*time.Second, func() error { return s.browser.Close() }); err != nil {
+		if err := bounded.Call(10*time.Second, func() error { return s.browser.Close() }); err != nil {
 			s.log.Debug("closing the browser", "err", err)
 		}
 	}
@@ -661,7 +662,7 @@ func (s *Sandbox) teardown() error {
 		s.relay.Close()
 	}
 	if s.pw != nil {
-		if err := within(10*time.Second, s.pw.Stop); err != nil {
+		if err := bounded.Call(10*time.Second, s.pw.Stop); err != nil {
 			s.log.Debug("stopping the playwright driver", "err", err)
 		}
 	}
@@ -699,18 +700,6 @@ func reap(pid int, wait time.Duration) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
-}
-
-// within runs f and gives up waiting after d (f keeps running).
-func within(d time.Duration, f func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		return fmt.Errorf("timed out after %v", d)
-	}
 }
 
 // Leftovers lists what browsers started by this process left behind: live

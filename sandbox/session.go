@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/policy"
 )
 
@@ -247,7 +248,7 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	fail := func(err error) (*Session, error) {
 		if sess.bctx != nil {
-			within(10*time.Second, func() error { return sess.bctx.Close() })
+			bounded.Call(10*time.Second, func() error { return sess.bctx.Close() })
 		}
 		if sess.proxy != nil {
 			sess.proxy.Close()
@@ -493,7 +494,7 @@ func (s *Session) Close() error {
 		if s.info.RecordHAR != "" {
 			wait = recordCloseTimeout // Playwright writes its HAR first
 		}
-		closeErr := within(wait, func() error { return s.bctx.Close() })
+		closeErr := bounded.Call(wait, func() error { return s.bctx.Close() })
 		if closeErr != nil {
 			s.log.Debug("closing the browser context", "err", closeErr)
 		}

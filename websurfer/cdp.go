@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/cdpmux"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -218,7 +219,7 @@ func (c *cdpSession) Detach() {
 	c.mu.Unlock()
 	// The driver never answers a detach from a crashed page's session:
 	// the wait is bounded (the call is abandoned).
-	_ = within(cleanupWait, c.s.Detach)
+	_ = bounded.Call(cleanupWait, c.s.Detach)
 }
 
 // cdpError is an error reported by the browser for a command.

@@ -137,18 +137,3 @@ func (s *Surfer) pageCrashed() bool {
 // driver does not always answer once the tab's page crashed or its
 // browser died, and such a call would otherwise never return.
 const cleanupWait = 5 * time.Second
-
-// within runs f and waits at most d for it; past that f is abandoned (it
-// goes on, and its result is dropped) and an error says so.
-func within(d time.Duration, f func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
-		return fmt.Errorf("no answer after %v", d)
-	}
-}

@@ -17,6 +17,9 @@ func (s *Surfer) redactObservation(o *Observation) {
 		for k := range e.Options {
 			e.Options[k] = r(e.Options[k])
 		}
+		for k := range e.SelectedOptions {
+			e.SelectedOptions[k] = r(e.SelectedOptions[k])
+		}
 	}
 	if m := o.Metadata; m != nil {
 		m.Description = r(m.Description)

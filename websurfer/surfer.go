@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/som"
@@ -388,11 +389,11 @@ func (s *Surfer) Close() error {
 	var errs []error
 	// Downloads and pages of a browser that died or a page that crashed
 	// may never answer: each wait is bounded (see cleanupWait).
-	_ = within(cleanupWait, func() error { s.dlWG.Wait(); return nil })
+	_ = bounded.Call(cleanupWait, func() error { s.dlWG.Wait(); return nil })
 	for _, t := range s.tabs {
 		t.detachFrames()
 		t.sess.Detach()
-		if err := within(cleanupWait, func() error { return t.page.Close() }); err != nil && !strings.Contains(err.Error(), "closed") {
+		if err := bounded.Call(cleanupWait, func() error { return t.page.Close() }); err != nil && !strings.Contains(err.Error(), "closed") {
 			errs = append(errs, err)
 		}
 	}

@@ -50,17 +50,8 @@ type serveChild struct {
 
 func startServe(t *testing.T, args ...string) *serveChild {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
-	cmd.Args[0] = "surf"
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "SURF_MODEL=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd := surfCmd(append([]string{"serve"}, args...)...)
+	var err error
 	c := &serveChild{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = c.stderr
 	if c.stdin, err = cmd.StdinPipe(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"image/jpeg"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,18 +26,7 @@ func TestServeStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(site.Close)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "serve", "--allow", site.Host, "--image", "som")
-	cmd.Args[0] = "surf"
-	cmd.Env = nil
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "SURF_MODEL=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd := surfCmd("serve", "--allow", site.Host, "--image", "som")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

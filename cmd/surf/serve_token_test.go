@@ -30,19 +30,9 @@ func TestServeHTTPToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(site.Close)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	rt := filepath.Join(t.TempDir(), "rt")
-	cmd := exec.Command(exe, "serve", "--http", "127.0.0.1:0", "--allow", site.Host)
-	cmd.Args[0] = "surf"
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "SURF_MODEL=") && !strings.HasPrefix(kv, "SURF_MCP_TOKEN=") && !strings.HasPrefix(kv, "SURF_RUNTIME_DIR=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "SURF_RUNTIME_DIR="+rt)
+	cmd := surfCmd("serve", "--http", "127.0.0.1:0", "--allow", site.Host)
+	cmd.Env = append(cmd.Env, "SURF_RUNTIME_DIR="+rt) // the last one counts
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
