@@ -144,7 +144,7 @@ func (t *tab) callOn(ctx context.Context, sess *cdpSession, frame string, backen
 		}
 		obj, err := cdp.Call(ctx, sess, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: backend, ExecutionContextID: id})
 		if err != nil {
-			if attempt == 0 && (contextGone(err) || otherDocument(err)) {
+			if attempt == 0 && contextGone(err) {
 				t.world.forget(sess, frame)
 				continue
 			}
@@ -195,13 +195,6 @@ func contextGone(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "context with specified id") || strings.Contains(s, "Execution context was destroyed") ||
 		strings.Contains(s, "does not belong to the document")
-}
-
-// otherDocument reports the browser refusing to resolve a node in a world
-// of another document than the node's: the world is stale (or the node is
-// gone, which a fresh world tells).
-func otherDocument(err error) bool {
-	return strings.Contains(err.Error(), "does not belong to the document")
 }
 
 func firstLine(s string) string {
