@@ -196,6 +196,14 @@ func (s *Surfer) finishBounded(d playwright.Download, limit int64) (over int64, 
 			d.Cancel()
 			<-done
 			d.Delete()
+			// The browser removes a cancelled download's partial file in
+			// its own time, after it has reported the cancel; the cap is
+			// on the disk now, so surf removes it itself.
+			if dir != "" {
+				for _, p := range []string{filepath.Join(dir, guid+".crdownload"), filepath.Join(dir, guid)} {
+					os.Remove(p)
+				}
+			}
 			return n, nil
 		}
 	}
