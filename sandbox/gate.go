@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // The request gate judges every request of a session before the browser

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/cdpmux"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // BrowserGone reports whether err means the browser went away (killed,

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/cdpmux"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // TestBrowserGone checks the one test for a lost browser on the errors

@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // Recording and replay (SessionConfig.RecordHAR, ReplayHAR): see the

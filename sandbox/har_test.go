@@ -20,10 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 var update = flag.Bool("update", false, "re-record testdata/site.har from testdata/harsite")

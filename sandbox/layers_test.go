@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // TestLayersInInfo: the shared browser runs with every layer on, inside

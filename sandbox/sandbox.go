@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/cdpmux"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // DefaultViewport is the viewport of a session unless configured.

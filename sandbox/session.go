@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // SessionConfig configures a session. The zero value is a 1280x720 en-US

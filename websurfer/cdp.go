@@ -9,10 +9,10 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/cdpmux"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // cdpSession adapts a Playwright CDP session to cdproto's cdp.Session, so

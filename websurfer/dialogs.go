@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // DefaultDialogTimeout is how long a confirm or prompt dialog waits for

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 // scriptedModel is an OpenAI-compatible endpoint on loopback that answers

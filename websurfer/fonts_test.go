@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/sandbox"
 )
 

@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/playwright-community/playwright-go"
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // The adversarial pages for frames and focus (testdata/adversarial, see its

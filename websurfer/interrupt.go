@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
-	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // Interrupting Playwright calls. Playwright's navigation and load-state

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/sashabaranov/go-openai"
-	"github.com/surfkit/surf/internal/browsertest"
-	"github.com/surfkit/surf/internal/fakeopenai"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/sandbox"
 )
 

@@ -3,7 +3,7 @@ package websurfer
 import (
 	"testing"
 
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 )
 
 func TestMain(m *testing.M) { browsertest.Main(m) }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 )
 
 // TestObservationKeepsHTMLCharacters: &, < and > in titles, names and URLs

@@ -20,10 +20,10 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/page"
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/jpegpatch"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/som"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // ErrClosed is returned by a closed surfer.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )

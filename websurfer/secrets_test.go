@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/surfkit/surf/internal/browsertest"
-	"github.com/surfkit/surf/internal/fakeopenai"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )

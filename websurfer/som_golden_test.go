@@ -10,7 +10,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/som"
 )
 

@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/som"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // Config configures a Surfer. Session is required; every other zero value

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
-	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // DefaultMaxDownloadBytes caps one download unless Config.MaxDownloadBytes

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // Waiting after an action: surf gives the page a moment to start a

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/surfkit/surf/internal/mcpserver"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 )
 
 // benchSessionsUsage is the usage of "surf bench sessions".

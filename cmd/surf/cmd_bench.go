@@ -15,7 +15,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 func init() {

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/surfkit/surf/internal/daemon"
-	"github.com/surfkit/surf/internal/mcpserver"
+	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"

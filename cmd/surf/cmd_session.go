@@ -13,14 +13,14 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	"github.com/surfkit/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/websurfer"
 )
 
 // The session commands: "surf open" starts (or reuses) a background
 // session daemon and each later command is one action on it, for agents
 // that work through a shell. See session_daemon.go for the daemon and
-// internal/daemon for the socket and protocol.
+// cmd/surf/internal/daemon for the socket and protocol.
 
 const sessionHelp = `Sessions: 'surf open' starts a background session (one daemon process and
 browser per session name) that later commands act on. Each action prints

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/demosite"
-	"github.com/surfkit/surf/internal/fakeopenai"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 // BenchmarkRunKilled runs `surf run` on the demo site (loopback) with a

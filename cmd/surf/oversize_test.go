@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/internal/demosite"
-	"github.com/surfkit/surf/internal/fakeopenai"
-	"github.com/surfkit/surf/internal/mcpserver"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/tools"
 )
 

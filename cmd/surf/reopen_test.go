@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // TestRetryLostBrowser checks that opening the first session is tried

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // $REPLAY is the project's replay scenarios (testdata/replay), and

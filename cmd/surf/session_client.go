@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/surfkit/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/sandbox"
 )
 

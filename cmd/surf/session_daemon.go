@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
-	"github.com/surfkit/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/third_party/playwright-go"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
 )
@@ -26,7 +26,7 @@ import (
 // runtime directory). One daemon holds one named session: its own sandbox
 // (browser process), session and surfer, with the policy and browser flags
 // "surf open" was given, fixed for its life. It holds NAME.lock while it
-// runs, serves NAME.sock (see internal/daemon) and exits after the idle
+// runs, serves NAME.sock (see cmd/surf/internal/daemon) and exits after the idle
 // timeout, on "surf close", on SIGTERM/SIGINT or when its browser goes away,
 // closing the browser and removing its socket and pid file.
 //

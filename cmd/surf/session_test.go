@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/surfkit/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/sandbox"
 )
 

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/policy"
 )
 

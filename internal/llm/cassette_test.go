@@ -18,8 +18,8 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 const fakeKey = "sk-test-SECRET-0123456789abcdef"

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 // The client talks to any OpenAI-compatible server; here, a scripted fake.

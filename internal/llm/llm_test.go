@@ -16,8 +16,8 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 func newClient(t *testing.T, cfg llm.Config) *llm.Client {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 // gap returns the time between the arrivals of requests i and j (0-based)

@@ -79,7 +79,7 @@ func (r *harRouter) handle(route Route) error {
 			return errors.New("fulfill body is null")
 		}
 		return route.Fulfill(RouteFulfillOptions{
-			Body:    []byte(*response.Body), // surf: bytes, not text (PATCHES.md 3)
+			Body:    *response.Body,
 			Status:  response.Status,
 			Headers: deserializeNameAndValueToMap(response.Headers),
 		})

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/playwright-community/playwright-go/internal/safe"
+	"github.com/surfkit/surf/third_party/playwright-go/internal/safe"
 )
 
 type pageImpl struct {

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
+	"github.com/surfkit/surf/third_party/playwright-go"
 
-	"github.com/surfkit/surf/internal/browsertest"
-	"github.com/surfkit/surf/internal/report"
+	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/sandbox"
 )
 

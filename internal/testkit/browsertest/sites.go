@@ -44,7 +44,7 @@ type Request struct {
 // RepoRoot is the directory holding go.mod.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // ServeSites starts the two origins; they stop when the test ends.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 func Example() {

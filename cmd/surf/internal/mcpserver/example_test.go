@@ -8,7 +8,7 @@ import (
 	"net"
 	"os"
 
-	"github.com/surfkit/surf/internal/mcpserver"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/sandbox"
 )
 

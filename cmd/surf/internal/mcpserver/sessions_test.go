@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/playwright-community/playwright-go"
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // TestSessionsIsolated runs eight MCP sessions at once: each sets its own

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 )
 

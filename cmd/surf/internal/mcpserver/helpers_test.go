@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/surfkit/surf/internal/browsertest"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 )
 

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/browsertest"
-	"github.com/surfkit/surf/internal/report"
+	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/websurfer"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/surfkit/surf/internal/fakeopenai"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 
 func client(s *fakeopenai.Server) *openai.Client {

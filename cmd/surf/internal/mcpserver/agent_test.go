@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/browsertest"
 	"github.com/surfkit/surf/internal/demosite"
-	"github.com/surfkit/surf/internal/fakeopenai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/policy"
 )
 

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/surfkit/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 )
 
 // A daemon serves requests on its session's socket; a client dials it and

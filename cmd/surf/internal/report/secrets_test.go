@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/browsertest"
-	"github.com/surfkit/surf/internal/fakeopenai"
+	"github.com/surfkit/surf/cmd/surf/internal/report"
 	"github.com/surfkit/surf/internal/llm"
-	"github.com/surfkit/surf/internal/report"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
