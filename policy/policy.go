@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/surfkit/surf/internal/textcut"
 )
 
 // Policy is a compiled, immutable policy. It is safe for concurrent use.
@@ -152,11 +154,7 @@ const maxQuoted = 120
 
 func quoteInput(s string) string {
 	if len(s) > maxQuoted {
-		cut := maxQuoted
-		for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "..."
+		return strconv.Quote(textcut.Prefix(s, maxQuoted)) + "..."
 	}
 	return strconv.Quote(s)
 }

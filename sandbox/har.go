@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
@@ -47,17 +47,7 @@ func notRecorded(url string, kind policy.Kind, nav bool, d policy.Decision) Deni
 	}
 	return Denial{Layer: LayerReplay, Kind: kind, URL: url, Host: d.Host, Navigation: nav,
 		Decision: policy.Decision{Verdict: policy.Deny, Rule: RuleReplay, URL: d.URL, Host: d.Host,
-			Reason: "not in recording: " + truncate(shown, 200)}}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+			Reason: "not in recording: " + textcut.Bytes(shown, 200)}}
 }
 
 // harReplay answers a session's requests from a recording.

@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -15,13 +17,16 @@ import (
 // The browser is started by Playwright's driver (a node process). To own
 // the process anyway, surf gives Playwright its own executable as the
 // browser: started with launcherEnv set, the binary runs launch() from
-// init instead of main. That sets the parent-death signal, writes the pid
-// file, and execs the real browser (or bubblewrap wrapping it) in place, so
-// the pid Playwright sees, the pid surf records and the browser's process
-// group are all the same.
+// RunLauncher, the first call of its main, instead of the rest of main.
+// That sets the parent-death signal, writes the pid file, and execs the
+// real browser (or bubblewrap wrapping it) in place, so the pid Playwright
+// sees, the pid surf records and the browser's process group are all the
+// same.
 //
-// Every binary that links this package (the surf CLI, test binaries,
-// programs embedding surf) can act as the launcher.
+// Every binary that calls RunLauncher first (the surf CLI, test binaries
+// through their TestMain, programs embedding surf) can act as the
+// launcher. New refuses to launch a local browser from one that does not
+// (ErrNoLauncher): re-executing it would run the program's own main.
 const (
 	launcherEnv = "SURF_SANDBOX_LAUNCH"
 	// OwnerEnv marks every browser process surf starts with the pid of the
@@ -52,10 +57,26 @@ type launchRecord struct {
 	UserDataDir string `json:"user_data_dir,omitempty"`
 }
 
-func init() {
+// launcherCalled records that this process called RunLauncher.
+var launcherCalled atomic.Bool
+
+// ErrNoLauncher is returned by New, for a local browser, when the program
+// has not called RunLauncher.
+var ErrNoLauncher = errors.New("sandbox: the program did not call sandbox.RunLauncher() at the start of main (and of TestMain in tests): " +
+	"surf starts a local browser by running the program's own binary as its launcher, and without that call the binary would run the program instead")
+
+// RunLauncher must be the first call in main of every program that starts
+// a local browser with this package, and in TestMain of every test binary
+// that does. Started by surf as its browser launcher, the process runs the
+// launcher and exits there: RunLauncher does not return. Otherwise it
+// returns at once, having recorded that the program can act as the
+// launcher; New refuses to launch a local browser (ErrNoLauncher) until it
+// has.
+func RunLauncher() {
 	if spec := os.Getenv(launcherEnv); spec != "" {
 		os.Exit(launch(spec, os.Args[1:]))
 	}
+	launcherCalled.Store(true)
 }
 
 // launch runs in the re-executed binary. It returns only on failure.

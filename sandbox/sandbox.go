@@ -18,6 +18,8 @@ import (
 
 	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/cdpmux"
+	"github.com/surfkit/surf/internal/proc"
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
@@ -166,10 +168,14 @@ type Sandbox struct {
 
 // New starts a sandbox: it launches Chromium, or connects to the remote
 // browser named by Config.Connect or Config.CDP. A machine that is not
-// ready gives a *NotReadyError whose Hint says what to run.
+// ready gives a *NotReadyError whose Hint says what to run. A local
+// browser needs the program to have called RunLauncher (ErrNoLauncher).
 func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if cfg.Connect != "" && cfg.CDP != "" {
 		return nil, errors.New("sandbox: set Connect or CDP, not both")
+	}
+	if cfg.Connect == "" && cfg.CDP == "" && !launcherCalled.Load() {
+		return nil, ErrNoLauncher
 	}
 	if cfg.LaunchTimeout <= 0 {
 		cfg.LaunchTimeout = 60 * time.Second
@@ -689,11 +695,11 @@ func (s *Sandbox) teardown() error {
 // it gracefully; whatever is left is killed.
 func reap(pid int, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
-	for alive(pid) && time.Now().Before(deadline.Add(-wait/2)) {
+	for proc.Alive(pid) && time.Now().Before(deadline.Add(-wait/2)) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	killGroup(pid)
-	for alive(pid) {
+	for proc.Alive(pid) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("browser process %d survived SIGKILL", pid)
 		}
@@ -708,8 +714,8 @@ func reap(pid int, wait time.Duration) error {
 func Leftovers() []string {
 	waitBackground(10 * time.Second)
 	var out []string
-	for _, pid := range ownedProcesses(ownerMarker()) {
-		out = append(out, fmt.Sprintf("process %d (%s)", pid, cmdline(pid)))
+	for _, pid := range proc.WithEnv(ownerMarker()) {
+		out = append(out, fmt.Sprintf("process %d (%s)", pid, textcut.Bytes(proc.Cmdline(pid), 160)))
 	}
 	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix()+"*"))
 	for _, m := range matches {
@@ -764,7 +770,7 @@ func RemoveStale(pid int) ([]string, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("sandbox: no process %d", pid)
 	}
-	if pid == os.Getpid() || alive(pid) {
+	if pid == os.Getpid() || proc.Alive(pid) {
 		return nil, fmt.Errorf("sandbox: process %d is alive", pid)
 	}
 	matches, err := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("surf-%d-*", pid)))

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/surfkit/surf/internal/proc"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -26,6 +27,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("SURF_TEST_HELPER") == "no-launcher" {
+		noLauncher() // before RunLauncher, as in a program that forgot it
+		return
+	}
+	sandbox.RunLauncher()
 	if os.Getenv("SURF_TEST_HELPER") == "hold-browser" {
 		holdBrowser()
 		return
@@ -207,7 +213,7 @@ func TestOwnSandboxCloseKillsEverything(t *testing.T) {
 	if err := sb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(pid) {
+	if proc.Alive(pid) {
 		t.Errorf("browser %d alive after Close", pid)
 	}
 	if profile != "" {
@@ -234,15 +240,6 @@ func userDataDir(t *testing.T, pid int) string {
 	return ""
 }
 
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
-}
-
 // holdBrowser is a helper process: it launches a browser, prints its pid,
 // and waits to be killed.
 func holdBrowser() {
@@ -253,6 +250,34 @@ func holdBrowser() {
 	}
 	fmt.Println("pid", sb.Info().PID)
 	select {}
+}
+
+// noLauncher is a helper process standing for a program that never calls
+// sandbox.RunLauncher: it tries to start a local browser and prints what
+// New says.
+func noLauncher() {
+	sb, err := sandbox.New(context.Background(), sandbox.Config{Env: browsertest.Env()})
+	if err == nil {
+		sb.Close()
+		fmt.Println("started a browser")
+		os.Exit(1)
+	}
+	fmt.Printf("is ErrNoLauncher: %v\nerror: %v\n", errors.Is(err, sandbox.ErrNoLauncher), err)
+}
+
+// TestNoLauncherRefused runs a program that never called RunLauncher: New
+// must refuse to launch a local browser, with an error that names the call
+// to add, instead of re-executing the program as the launcher.
+func TestNoLauncherRefused(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "SURF_TEST_HELPER=no-launcher")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "is ErrNoLauncher: true\n") || !strings.Contains(string(out), "sandbox.RunLauncher()") {
+		t.Fatalf("New without RunLauncher said:\n%s\nwant ErrNoLauncher naming sandbox.RunLauncher()", out)
+	}
 }
 
 // TestBrowserDiesWithSurf kills a surf process with SIGKILL (no cleanup
@@ -285,10 +310,10 @@ func TestBrowserDiesWithSurf(t *testing.T) {
 	}
 	cmd.Wait()
 	deadline := time.Now().Add(10 * time.Second)
-	for processAlive(pid) && time.Now().Before(deadline) {
+	for proc.Alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if processAlive(pid) {
+	if proc.Alive(pid) {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		t.Fatalf("browser %d outlived its killed owner", pid)
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/surfkit/surf/internal/textcut"
 )
 
 // DefaultMaxArgBytes is the size cap on a call's raw arguments when
@@ -79,7 +81,7 @@ func (r *Registry) MaxArgBytes() int { return r.maxArgs }
 // TooLarge is the refusal of a call to tool whose arguments are n bytes,
 // over the limit: it names the limit and never quotes the arguments.
 func TooLarge(tool string, n, limit int) string {
-	return fmt.Sprintf("invalid arguments for %s: %d bytes, at most %d allowed per tool call; the call did not run (each text field has its own maxLength too)", strings.TrimSpace(firstLine(tool, 64)), n, limit)
+	return fmt.Sprintf("invalid arguments for %s: %d bytes, at most %d allowed per tool call; the call did not run (each text field has its own maxLength too)", strings.TrimSpace(textcut.Line(tool, 64)), n, limit)
 }
 
 // Add registers tools. Like http.ServeMux, it panics on a nil tool or a
@@ -244,7 +246,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 	// normalized arguments must satisfy the published schema.
 	if err := t.resolved.Validate(norm); err != nil {
 		r.log.Error("tools: normalized arguments fail schema validation", "tool", canon, "err", err)
-		return r.refuse(res, "invalid arguments for %s: %s. Usage: %s", canon, firstLine(err.Error(), 200), t.usage), nil
+		return r.refuse(res, "invalid arguments for %s: %s. Usage: %s", canon, textcut.Line(err.Error(), 200), t.usage), nil
 	}
 	reasoning, _ := norm[ReasoningField].(string)
 	res.Reasoning = reasoning
@@ -264,7 +266,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 	case panicked != "":
 		res.Panic = panicked
 		res.IsError = true
-		res.Text = fmt.Sprintf("tool '%s' crashed: %s. The action may have been partly done; look at the page before retrying.", canon, firstLine(panicked, 300))
+		res.Text = fmt.Sprintf("tool '%s' crashed: %s. The action may have been partly done; look at the page before retrying.", canon, textcut.Line(panicked, 300))
 		return res, nil
 	case errors.As(herr, &de):
 		r.log.Error("tools: validated arguments do not decode into the input type", "tool", canon, "err", herr)
@@ -330,13 +332,4 @@ func (r *Registry) refuse(res *Result, format string, args ...any) *Result {
 	res.Text = fmt.Sprintf(format, args...)
 	r.log.Debug("tools: call refused", "tool", res.Tool, "reason", res.Text)
 	return res
-}
-
-// firstLine returns the first line of s, cut to n bytes.
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "..."
-	}
-	return s
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
@@ -1215,7 +1216,7 @@ func shortErr(err error) string {
 	if i := strings.Index(msg, "\nCall log:"); i >= 0 {
 		msg = msg[:i]
 	}
-	msg = firstLine(msg)
+	msg = textcut.FirstLine(msg)
 	// "Frame.Goto URL: playwright: net::ERR_..." says the URL twice.
 	if i := strings.Index(msg, "playwright: "); i >= 0 {
 		msg = msg[i+len("playwright: "):]

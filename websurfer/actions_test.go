@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -634,7 +635,7 @@ func TestVisitAfterFailedNavigation(t *testing.T) {
 	})
 	for i := range 4 {
 		res := f.call("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/empty404"))
-		t.Logf("round %d, the empty 404: error=%v %s", i, res.IsError, firstLine(res.Text))
+		t.Logf("round %d, the empty 404: error=%v %s", i, res.IsError, textcut.FirstLine(res.Text))
 		res = f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/actions/form.html"))
 		if !strings.Contains(res.Text, `"Search form"`) {
 			t.Fatalf("round %d: the page after the failed one did not load:\n%s", i, res.Text)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
@@ -145,7 +146,7 @@ func TestSecretFocusCannotBeMoved(t *testing.T) {
 					t.Errorf("B's field got %q", got)
 				}
 				if on == "focus" && !strings.Contains(res.Text, "moved the keyboard focus away from it, so I did not press Enter") {
-					t.Errorf("the result does not say the focus moved: %s", firstLine(res.Text))
+					t.Errorf("the result does not say the focus moved: %s", textcut.FirstLine(res.Text))
 				}
 				sinkSilent(t, sites)
 			})
@@ -169,7 +170,7 @@ func TestTypingStopsWhenFocusMoves(t *testing.T) {
 	f.load(sites.A + "/adversarial/secret-focus.html?on=keydown&to=decoy")
 	res := f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "hello"}`, f.id("textbox", "Password")))
 	if !strings.Contains(res.Text, "moved the keyboard focus away from it while I typed") || !strings.Contains(res.Text, "did not press Enter") {
-		t.Errorf("the result does not say the focus moved: %s", firstLine(res.Text))
+		t.Errorf("the result does not say the focus moved: %s", textcut.FirstLine(res.Text))
 	}
 	if sites.Requested("/signed-in") {
 		t.Error("Enter was pressed in the field the page moved the focus to")
@@ -189,8 +190,8 @@ func TestTypingStopsWhenFocusMoves(t *testing.T) {
 			t.Fatalf("no field in the %s frame:\n%s", who, f.s.last.Text())
 		}
 		res := f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "typed %s", "press_enter": false}`, id, who))
-		if strings.Contains(firstLine(res.Text), "focus") {
-			t.Errorf("typing into the %s frame's field reports a focus change: %s", who, firstLine(res.Text))
+		if strings.Contains(textcut.FirstLine(res.Text), "focus") {
+			t.Errorf("typing into the %s frame's field reports a focus change: %s", who, textcut.FirstLine(res.Text))
 		}
 		if got := frameJS(t, frameOf(t, f.s, "who="+who), `document.querySelector('input').value`); got != "typed "+who {
 			t.Errorf("the field of the %s frame holds %q", who, got)

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/surfkit/surf/internal/textcut"
 )
 
 // isolatedWorld holds surf's own JavaScript worlds of a tab's frames.
@@ -179,7 +180,7 @@ func decodeRemote(r *runtime.RemoteObject, exc *runtime.ExceptionDetails, out an
 		if exc.Exception != nil && exc.Exception.Description != "" {
 			msg = exc.Exception.Description
 		}
-		return fmt.Errorf("script error: %s", firstLine(msg))
+		return fmt.Errorf("script error: %s", textcut.FirstLine(msg))
 	}
 	if out == nil || r == nil || len(r.Value) == 0 {
 		return nil
@@ -195,11 +196,4 @@ func contextGone(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "context with specified id") || strings.Contains(s, "Execution context was destroyed") ||
 		strings.Contains(s, "does not belong to the document")
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
+	"github.com/surfkit/surf/internal/textcut"
 )
 
 // benchSessionsUsage is the usage of "surf bench sessions".
@@ -360,11 +361,7 @@ func firstText(res *mcp.CallToolResult) string {
 
 // clip is the first line of s, cut to n bytes.
 func clip(s string, n int) string {
-	s = firstLineOf(strings.TrimSpace(s))
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "…"
-	}
-	return s
+	return textcut.Line(strings.TrimSpace(s), n)
 }
 
 // bearerTransport adds the server's token to every request.

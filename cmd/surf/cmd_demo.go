@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
 )
@@ -173,7 +174,7 @@ func (d *demoTour) act(ctx context.Context, why, tool string, args map[string]an
 		d.j.Write(websurfer.Entry{Event: websurfer.EventActed, Step: d.step, Tool: tool, Args: raw, Error: err.Error(), Duration: websurfer.Duration(time.Since(start))})
 		return err
 	}
-	entry := websurfer.Entry{Event: websurfer.EventActed, Step: d.step, Tool: tool, Args: raw, Result: firstLineOf(res.Text), Duration: websurfer.Duration(time.Since(start))}
+	entry := websurfer.Entry{Event: websurfer.EventActed, Step: d.step, Tool: tool, Args: raw, Result: textcut.FirstLine(res.Text), Duration: websurfer.Duration(time.Since(start))}
 	if res.IsError {
 		entry.Error = res.Text
 		d.j.Write(entry)
@@ -217,11 +218,4 @@ func (d *demoTour) named(role, name string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("the page has no %s %q", role, name)
-}
-
-func firstLineOf(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

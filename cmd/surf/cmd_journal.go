@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -81,7 +82,7 @@ func showJournal(w io.Writer, entries []websurfer.Entry) {
 				}
 			}
 			if e.Content != "" {
-				fmt.Fprintf(w, "   says   %s\n", truncateLine(e.Content, 200))
+				fmt.Fprintf(w, "   says   %s\n", textcut.Flat(e.Content, 200))
 			}
 			if e.Usage != nil {
 				fmt.Fprintf(w, "   tokens %d (prompt %d, completion %d)\n", e.Usage.Total, e.Usage.Prompt, e.Usage.Completion)
@@ -108,14 +109,14 @@ func showJournal(w io.Writer, entries []websurfer.Entry) {
 		case websurfer.EventActed:
 			d := time.Duration(e.Duration).Round(time.Millisecond)
 			if e.Error != "" {
-				fmt.Fprintf(w, "   error  %s: %s  [%s]\n", e.Tool, truncateLine(e.Error, 200), d)
+				fmt.Fprintf(w, "   error  %s: %s  [%s]\n", e.Tool, textcut.Flat(e.Error, 200), d)
 			} else {
-				fmt.Fprintf(w, "   did    %s  [%s]\n", truncateLine(e.Result, 200), d)
+				fmt.Fprintf(w, "   did    %s  [%s]\n", textcut.Flat(e.Result, 200), d)
 			}
 		case websurfer.EventCorrected:
-			fmt.Fprintf(w, "   fix    %s\n", truncateLine(e.Message, 200))
+			fmt.Fprintf(w, "   fix    %s\n", textcut.Flat(e.Message, 200))
 		case websurfer.EventRecovered:
-			fmt.Fprintf(w, "   crash  %s\n", truncateLine(e.Message, 200))
+			fmt.Fprintf(w, "   crash  %s\n", textcut.Flat(e.Message, 200))
 		case websurfer.EventEnded:
 			fmt.Fprintf(w, "\nended: %s after %d steps", e.EndReason, e.Steps)
 			if e.Usage != nil {
@@ -134,8 +135,5 @@ func showJournal(w io.Writer, entries []websurfer.Entry) {
 
 func compactJSON(b json.RawMessage) string {
 	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
+	return textcut.Bytes(s, 200)
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
@@ -197,7 +198,7 @@ func printStep(w io.Writer, st *websurfer.Step) {
 		res := ""
 		if i < len(st.Results) {
 			r := st.Results[i]
-			res = firstLineOf(r.Text)
+			res = textcut.FirstLine(r.Text)
 			if r.IsError {
 				res = "error: " + res
 			}
@@ -205,25 +206,15 @@ func printStep(w io.Writer, st *websurfer.Step) {
 			res = "not run"
 		}
 		args := strings.TrimSpace(string(c.Args))
-		if len(args) > 120 {
-			args = args[:120] + "…"
-		}
-		fmt.Fprintf(w, "step %2d  %-16s %s  [%s, %s]\n         %s\n", st.N, c.Tool, args, verdict, st.Duration.Round(time.Millisecond), truncateLine(res, 160))
+		args = textcut.Bytes(args, 120)
+		fmt.Fprintf(w, "step %2d  %-16s %s  [%s, %s]\n         %s\n", st.N, c.Tool, args, verdict, st.Duration.Round(time.Millisecond), textcut.Flat(res, 160))
 	}
 	if len(st.Calls) == 0 && st.Content != "" && !st.Done {
-		fmt.Fprintf(w, "step %2d  (no tool call) %s\n", st.N, truncateLine(st.Content, 160))
+		fmt.Fprintf(w, "step %2d  (no tool call) %s\n", st.N, textcut.Flat(st.Content, 160))
 	}
 	for _, n := range st.Notes {
-		fmt.Fprintf(w, "         note: %s\n", truncateLine(n, 160))
+		fmt.Fprintf(w, "         note: %s\n", textcut.Flat(n, 160))
 	}
-}
-
-func truncateLine(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // approveMode is the --approve mode in effect: the flag's, else prompt on

@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/surfkit/surf/sandbox"
 )
 
 // command is one surf subcommand. Each lives in its own cmd_*.go file and
@@ -109,6 +111,7 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	sandbox.RunLauncher() // first: this binary is also the browser's launcher
 	os.Exit(Main())
 }
 

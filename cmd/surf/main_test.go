@@ -12,6 +12,7 @@ import (
 // TestMain lets testscript run the surf binary in-process: scripts under
 // testdata/script call "surf" and get this package's Main.
 func TestMain(m *testing.M) {
+	sandbox.RunLauncher()
 	testscript.Main(m, map[string]func(){
 		"surf": func() { os.Exit(Main()) },
 	})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/internal/proc"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -251,7 +252,7 @@ func logTail(path string) string {
 // waitGone waits until pid is no longer a live process.
 func waitGone(ctx context.Context, pid int, within time.Duration) error {
 	deadline := time.Now().Add(within)
-	for daemon.Alive(pid) {
+	for proc.Alive(pid) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the session daemon (pid %d) is still running %s after it was closed", pid, within)
 		}
@@ -271,7 +272,7 @@ func waitGone(ctx context.Context, pid int, within time.Duration) error {
 // session's lock, so no live daemon owns them.
 func cleanStale(p daemon.Paths, log *slog.Logger) {
 	pid := daemon.ReadPID(p.PID)
-	if pid > 0 && pid != os.Getpid() && !daemon.Alive(pid) {
+	if pid > 0 && pid != os.Getpid() && !proc.Alive(pid) {
 		removed, err := sandbox.RemoveStale(pid)
 		for _, dir := range removed {
 			log.Info("removed a dead session daemon's temp dir", "pid", pid, "dir", dir)

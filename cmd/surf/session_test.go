@@ -18,6 +18,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/internal/proc"
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -68,17 +70,17 @@ func killDaemons(dir string) {
 	pidFiles, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
 	var pids []int
 	for _, f := range pidFiles {
-		if pid := daemon.ReadPID(f); pid > 0 && daemon.Alive(pid) {
+		if pid := daemon.ReadPID(f); pid > 0 && proc.Alive(pid) {
 			syscall.Kill(pid, syscall.SIGTERM)
 			pids = append(pids, pid)
 		}
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for _, pid := range pids {
-		for daemon.Alive(pid) && time.Now().Before(deadline) {
+		for proc.Alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if daemon.Alive(pid) {
+		if proc.Alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
@@ -91,7 +93,7 @@ func cmdSessionPID(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: session-pid NAME VAR")
 	}
 	pid := daemon.ReadPID(filepath.Join(ts.Getenv("SURF_RUNTIME_DIR"), args[0]+".pid"))
-	if pid == 0 || !daemon.Alive(pid) {
+	if pid == 0 || !proc.Alive(pid) {
 		ts.Fatalf("no live daemon for session %q (pid file says %d)", args[0], pid)
 	}
 	ts.Setenv(args[1], strconv.Itoa(pid))
@@ -140,16 +142,16 @@ func cmdNoLeftovers(ts *testscript.TestScript, neg bool, args []string) {
 	check := func() []string {
 		var left []string
 		for _, pid := range pids {
-			if daemon.Alive(pid) {
+			if proc.Alive(pid) {
 				left = append(left, fmt.Sprintf("daemon %d is alive", pid))
 			}
 		}
-		marks := [][]byte{[]byte("SURF_RUNTIME_DIR=" + dir)}
+		marks := []string{"SURF_RUNTIME_DIR=" + dir}
 		for _, pid := range pids {
-			marks = append(marks, []byte(sandbox.OwnerEnv+"="+strconv.Itoa(pid)))
+			marks = append(marks, sandbox.OwnerEnv+"="+strconv.Itoa(pid))
 		}
-		for _, pid := range processesWithEnv(marks) {
-			left = append(left, fmt.Sprintf("process %d (%s)", pid, procCmdline(pid)))
+		for _, pid := range proc.WithEnv(marks...) {
+			left = append(left, fmt.Sprintf("process %d (%s)", pid, textcut.Bytes(proc.Cmdline(pid), 120)))
 		}
 		if procsOnly {
 			return left
@@ -182,44 +184,6 @@ func cmdNoLeftovers(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
-}
-
-// processesWithEnv lists live processes (not this one) whose environment
-// holds one of marks exactly.
-func processesWithEnv(marks [][]byte) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-	scan:
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			for _, m := range marks {
-				if bytes.Equal(kv, m) {
-					if daemon.Alive(pid) {
-						out = append(out, pid)
-					}
-					break scan
-				}
-			}
-		}
-	}
-	return out
-}
-
-func procCmdline(pid int) string {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	s := strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
-	if len(s) > 120 {
-		s = s[:120] + "..."
-	}
-	return s
 }
 
 // surf-code N ARGS...: runs surf ARGS in this process and checks that it

@@ -3,6 +3,8 @@ package proc
 import (
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -34,5 +36,35 @@ func TestAlive(t *testing.T) {
 	cmd.Wait()
 	if Alive(pid) {
 		t.Fatal("a reaped child is alive")
+	}
+}
+
+func TestWithEnvAndCmdline(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	mark := "SURF_PROC_TEST=" + strconv.Itoa(os.Getpid())
+	if got := WithEnv(mark); len(got) != 0 {
+		t.Fatalf("before the child starts, WithEnv found %v", got)
+	}
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = append(os.Environ(), mark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	pid := cmd.Process.Pid
+	if got := WithEnv("SURF_PROC_TEST=other", mark); !slices.Equal(got, []int{pid}) {
+		t.Fatalf("WithEnv = %v, want [%d]", got, pid)
+	}
+	if got := WithEnv(mark + "x"); len(got) != 0 {
+		t.Fatalf("a mark that is only a prefix of an entry matched %v", got)
+	}
+	if got, want := Cmdline(pid), "sleep 60"; got != want {
+		t.Fatalf("Cmdline = %q, want %q", got, want)
+	}
+	if Cmdline(0) != "" || WithEnv() != nil {
+		t.Fatal("no pid and no mark must give nothing")
 	}
 }

@@ -58,6 +58,17 @@ func FirstLine(s string) string {
 	return s
 }
 
+// Line returns the first line of s cut to n bytes with Bytes.
+func Line(s string, n int) string {
+	return Bytes(FirstLine(s), n)
+}
+
+// Flat turns every newline in s into a space and cuts the result to n
+// bytes with Bytes; other white space is kept as it is.
+func Flat(s string, n int) string {
+	return Bytes(strings.ReplaceAll(s, "\n", " "), n)
+}
+
 // OneLine collapses every run of white space in s (newlines among it) to
 // one space and cuts the result to n bytes with Bytes.
 func OneLine(s string, n int) string {

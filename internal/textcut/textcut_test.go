@@ -17,6 +17,9 @@ func TestCuts(t *testing.T) {
 		{"runes", Runes("aüböc", 3), "aüb…"},
 		{"runes short", Runes("aü", 3), "aü"},
 		{"first line", FirstLine("one\ntwo"), "one"},
+		{"line", Line("abcdef\nxyz", 4), "abcd…"},
+		{"line short", Line("ab\ncdefgh", 4), "ab"},
+		{"flat", Flat("a\n  b\nc", 5), "a   b…"},
 		{"one line", OneLine("a \n b\t\tc", 3), "a b…"},
 	} {
 		if c.got != c.want {

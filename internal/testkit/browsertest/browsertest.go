@@ -41,8 +41,10 @@ var (
 )
 
 // Main runs the tests, closes the shared browser, and fails the run if any
-// browser process or temp profile started by this binary remains.
+// browser process or temp profile started by this binary remains. It
+// calls sandbox.RunLauncher first, so the test binary can launch browsers.
 func Main(m *testing.M) {
+	sandbox.RunLauncher()
 	before := playwrightProfiles()
 	// A dead process that had this pid may have left its dirs behind.
 	for _, l := range sandbox.Leftovers() {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/internal/tokens"
 )
 
@@ -551,7 +552,7 @@ func hasTool(req *openai.ChatCompletionRequest, name string) bool {
 func excerpt(s string) string {
 	const max = 200
 	if len(s) > max {
-		return strconv.Quote(s[:max]) + "…"
+		return strconv.Quote(textcut.Prefix(s, max)) + "…"
 	}
 	return strconv.Quote(s)
 }

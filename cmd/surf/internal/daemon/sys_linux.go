@@ -3,10 +3,7 @@
 package daemon
 
 import (
-	"bytes"
 	"net"
-	"os"
-	"strconv"
 	"syscall"
 )
 
@@ -29,22 +26,4 @@ func peerCred(c *net.UnixConn) (uid, pid int, err error) {
 		return 0, 0, credErr
 	}
 	return int(cred.Uid), int(cred.Pid), nil
-}
-
-// Alive reports whether pid is a live process (not a zombie).
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	state := b[i+2]
-	return state != 'Z' && state != 'X'
 }

@@ -13,11 +13,3 @@ import (
 func peerCred(c *net.UnixConn) (uid, pid int, err error) {
 	return 0, 0, errors.New("checking the peer of a session socket needs Linux (SO_PEERCRED)")
 }
-
-// Alive reports whether pid is a live process.
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	return syscall.Kill(pid, 0) == nil
-}

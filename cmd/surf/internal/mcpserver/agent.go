@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
@@ -101,7 +102,7 @@ func stepLines(st *websurfer.Step) []string {
 		line := fmt.Sprintf("%d. %s %s [%s]", st.N, c.Tool, target, verdict)
 		switch {
 		case i < len(st.Results) && st.Results[i].IsError:
-			line += " error: " + firstLine(st.Results[i].Text, 160)
+			line += " error: " + textcut.Line(st.Results[i].Text, 160)
 		case i >= len(st.Results):
 			line += " (not run)"
 		}
@@ -135,12 +136,12 @@ func decided(d websurfer.Decided) string {
 func compactArgs(raw json.RawMessage) string {
 	var m map[string]any
 	if json.Unmarshal(raw, &m) != nil {
-		return firstLine(string(raw), 120)
+		return textcut.Line(string(raw), 120)
 	}
 	delete(m, "reasoning")
 	if len(m) == 0 {
 		return "{}"
 	}
 	b, _ := json.Marshal(m)
-	return firstLine(string(b), 120)
+	return textcut.Line(string(b), 120)
 }

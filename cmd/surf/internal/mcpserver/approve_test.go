@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 )
 
@@ -77,7 +78,7 @@ func TestElicitation(t *testing.T) {
 				t.Errorf("the order reached the site: %v, want %v (orders %v)", ordered, c.ordered, f.Orders())
 			}
 			if res.IsError == c.ordered || !strings.Contains(text(res), c.want) {
-				t.Errorf("click result: IsError=%v %q, want %q", res.IsError, firstLine(text(res), 300), c.want)
+				t.Errorf("click result: IsError=%v %q, want %q", res.IsError, textcut.Line(text(res), 300), c.want)
 			}
 		})
 	}
@@ -96,7 +97,7 @@ func TestElicitationFails(t *testing.T) {
 	before := len(f.Orders())
 	res := buy(t, cs, f)
 	if !res.IsError || !strings.Contains(text(res), "could not be asked for approval") {
-		t.Errorf("click result: IsError=%v %q", res.IsError, firstLine(text(res), 300))
+		t.Errorf("click result: IsError=%v %q", res.IsError, textcut.Line(text(res), 300))
 	}
 	if len(f.Orders()) != before {
 		t.Errorf("the order went through")
@@ -117,7 +118,7 @@ func TestApprovalWithoutElicitation(t *testing.T) {
 		before := len(f.Orders())
 		res := buy(t, cs, f)
 		if !res.IsError || !strings.Contains(text(res), "no approver is configured") {
-			t.Errorf("click result: IsError=%v %q", res.IsError, firstLine(text(res), 300))
+			t.Errorf("click result: IsError=%v %q", res.IsError, textcut.Line(text(res), 300))
 		}
 		if len(f.Orders()) != before {
 			t.Errorf("the order went through without approval")
@@ -129,7 +130,7 @@ func TestApprovalWithoutElicitation(t *testing.T) {
 		before := len(f.Orders())
 		res := buy(t, cs, f)
 		if res.IsError || !strings.Contains(text(res), "Thank you for your order") {
-			t.Errorf("click result: IsError=%v %q", res.IsError, firstLine(text(res), 300))
+			t.Errorf("click result: IsError=%v %q", res.IsError, textcut.Line(text(res), 300))
 		}
 		if len(f.Orders()) != before+1 {
 			t.Errorf("the approved order did not reach the site")
@@ -219,7 +220,7 @@ func TestApprovedAskHostOverMCP(t *testing.T) {
 				return
 			}
 			if !res.IsError || !strings.Contains(got, "denied by the approver") {
-				t.Errorf("declined: IsError=%v %q", res.IsError, firstLine(got, 300))
+				t.Errorf("declined: IsError=%v %q", res.IsError, textcut.Line(got, 300))
 			}
 			if n := hits.Load(); n != 0 {
 				t.Errorf("the host was reached %d times without approval", n)

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -462,13 +461,4 @@ func (s *Server) session(ss *mcp.ServerSession) (*session, error) {
 // errorResult is an MCP error result with text.
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-// firstLine is s up to its first newline, cut to n bytes.
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "…"
-	}
-	return s
 }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -107,7 +107,7 @@ func newText(s string, max int) *text {
 	}
 	t := &text{}
 	if len(s) > max {
-		cut := truncUTF8(s, max)
+		cut := textcut.Prefix(s, max)
 		t.Cut = fmt.Sprintf("(%s more bytes not shown)", thousands(int64(len(s)-len(cut))))
 		s = cut
 	}
@@ -118,7 +118,7 @@ func newText(s string, max int) *text {
 		p = strings.Join(strings.SplitN(p, "\n", previewLines+1)[:previewLines], "\n")
 	}
 	if len(p) > previewBytes {
-		p = truncUTF8(p, previewBytes)
+		p = textcut.Prefix(p, previewBytes)
 	}
 	t.More = len(p) < len(s)
 	if t.More {
@@ -127,16 +127,6 @@ func newText(s string, max int) *text {
 		t.Preview = p
 	}
 	return t
-}
-
-func truncUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // argsText shows a call's arguments: compact JSON, indented when long.
@@ -316,7 +306,7 @@ func build(j *Journal, opts Options) (*page, Summary) {
 		default:
 			ev.Kind, ev.Class = "other", "ev-other"
 			b, _ := json.MarshalIndent(e, "", "  ")
-			ev.Detail = truncUTF8(string(b), opts.MaxText)
+			ev.Detail = textcut.Prefix(string(b), opts.MaxText)
 		}
 		s.Events = append(s.Events, ev)
 	}
@@ -358,7 +348,7 @@ func build(j *Journal, opts Options) (*page, Summary) {
 		if t == "" {
 			t = p.Journal
 		}
-		p.Title = "surf run: " + oneLine(t, 90)
+		p.Title = "surf run: " + textcut.OneLine(t, 90)
 	}
 	if started == nil {
 		p.Notes = append(p.Notes, "the journal has no run_started entry, so the task and configuration are unknown")
@@ -520,22 +510,13 @@ func settings(raw json.RawMessage, max int) ([]setting, *text) {
 func settingValue(v json.RawMessage) string {
 	var s string
 	if json.Unmarshal(v, &s) == nil {
-		return oneLine(s, 300)
+		return textcut.OneLine(s, 300)
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, v) == nil {
-		return oneLine(buf.String(), 300)
+		return textcut.OneLine(buf.String(), 300)
 	}
-	return oneLine(string(v), 300)
-}
-
-// oneLine flattens s to one line of at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = truncUTF8(s, n) + "…"
-	}
-	return s
+	return textcut.OneLine(string(v), 300)
 }
 
 func baseName(p string) string {
