@@ -1,6 +1,7 @@
-// Package som draws set-of-mark annotations on a screenshot: a coloured
-// outline around every interactive element and a numbered tag the model can
-// refer to ("click 12"). Tags are placed so that they never overlap each
+// Package som draws set-of-mark annotations on a screenshot.
+//
+// A coloured outline goes around every interactive element, with a
+// numbered tag the model can refer to ("click 12"). Tags are placed so that they never overlap each
 // other, cover as little as possible of the elements on the page and sit
 // where it is clear which element they label (Layout), and they are drawn
 // straight into the pixel buffer, so that a 1280x720 screenshot with 150

@@ -1,5 +1,7 @@
-// Package tools defines the actions a model can take in surf and the
-// machinery that runs them safely: each tool is a typed input struct plus a
+// Package tools defines the actions a model can take in surf and runs them
+// safely.
+//
+// Each tool is a typed input struct plus a
 // handler, its JSON schema is derived from the struct, and a [Registry]
 // resolves the name the model called, refuses tools that were not offered,
 // validates the arguments before the handler runs, recovers handler panics,

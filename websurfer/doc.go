@@ -1,5 +1,7 @@
-// Package websurfer is surf's web surfer: it holds a browsing session's
-// state (tabs, history, pending events), turns the active page into an
+// Package websurfer is a browsing session that a program drives by typed
+// actions or by the agent loop.
+//
+// It holds a browsing session's state (tabs, history, pending events), turns the active page into an
 // observation the model can read (the accessibility-derived element list,
 // the visible text and a set-of-mark screenshot, within a token budget),
 // carries out the actions of surf's fixed action space, and runs the agent

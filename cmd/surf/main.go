@@ -1,7 +1,10 @@
-// Command surf is a sandboxed browser-automation agent runtime: it drives a
-// real Chromium through Playwright, shows the page to a language model as an
-// accessibility-tree observation plus a set-of-mark screenshot, and acts
-// through a fixed, policy-gated action space.
+// Command surf lets language-model agents browse the web in a sandboxed,
+// policy-gated Chromium.
+//
+// It drives a real Chromium through Playwright, shows the page to a model
+// as an accessibility-tree observation plus a set-of-mark screenshot, and
+// acts through a fixed, policy-gated action space: as a CLI, an MCP server
+// (surf serve) or background sessions (surf open, surf click, ...).
 //
 // Usage:
 //

@@ -1,5 +1,5 @@
 // Package demosite is the small library website bundled with surf, served
-// on loopback: a search form, results, branch pages with a select, a link
+// on loopback. It has a search form, results, branch pages with a select, a link
 // that opens a new tab and a download. "surf demo", the Go API examples and
 // the agent tests run against it, so none of them needs the network.
 package demosite

@@ -1,7 +1,9 @@
-// Package jpegpatch edits baseline JPEG images in place: it reads a JPEG's
-// quantized DCT coefficients without turning them into pixels, lets the
-// caller decode, draw on and re-encode only the 8x8 blocks it touches, and
-// writes the JPEG back. Drawing numbered marks on a screenshot this way
+// Package jpegpatch edits baseline JPEG images in place, re-encoding only
+// the 8x8 blocks a caller draws on.
+//
+// It reads a JPEG's quantized DCT coefficients without turning them into
+// pixels, lets the caller decode, draw on and re-encode only the blocks it
+// touches, and writes the JPEG back. Drawing numbered marks on a screenshot this way
 // costs a fraction of a full decode and encode, and the blocks not drawn on
 // keep their exact bits (no second round of compression loss).
 //

@@ -1,7 +1,8 @@
-// Package llm is surf's boundary to the language model: a client for any
-// OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI, vLLM,
-// Ollama, OpenRouter, ...) built on github.com/sashabaranov/go-openai, with
-// retries and extra headers done at the HTTP transport, record and replay of
+// Package llm is surf's client for the language model, any
+// OpenAI-compatible chat-completions endpoint.
+//
+// It serves OpenAI, Azure OpenAI, vLLM, Ollama, OpenRouter, ..., built on
+// github.com/sashabaranov/go-openai, with retries and extra headers done at the HTTP transport, record and replay of
 // model traffic to cassette files, helpers that build multimodal messages,
 // context budgeting (Fit) and usage accounting.
 //

@@ -1,7 +1,9 @@
-// Package tokens counts and truncates text in o200k_base tokens (the encoding
-// of GPT-4o, GPT-4.1, o-series and GPT-5 models) and estimates the tokens of
-// chat messages, tools and images, so surf can keep every model request within
-// a budget. Counting is exact for text (github.com/tiktoken-go/tokenizer does
+// Package tokens counts model tokens so surf can keep every model request
+// within a budget.
+//
+// It counts and truncates text in o200k_base tokens (the encoding of
+// GPT-4o, GPT-4.1, o-series and GPT-5 models) and estimates the tokens of
+// chat messages, tools and images. Counting is exact for text (github.com/tiktoken-go/tokenizer does
 // the byte-pair encoding) and an estimate for message framing and images.
 //
 // The encoder loads lazily on first use and is safe for concurrent use. Text

@@ -1,5 +1,6 @@
-// Package browsertest is surf's test harness for real-browser tests: one
-// Chromium per test binary (launched on first use, with every enforcement
+// Package browsertest is surf's harness for real-browser tests.
+//
+// It gives one Chromium per test binary (launched on first use, with every enforcement
 // layer on and a policy that allows loopback test servers, see Policy), a
 // fresh isolated session per test, names a test can point anywhere
 // (MapHost), and a check after the run that no browser process or temp

@@ -1,5 +1,7 @@
 // Package fakeopenai is a scripted OpenAI-compatible chat-completions server
-// for tests. It answers POST .../chat/completions (so /v1/chat/completions,
+// for tests.
+//
+// It answers POST .../chat/completions (so /v1/chat/completions,
 // /chat/completions and Azure's /openai/deployments/NAME/chat/completions)
 // on loopback as a Script says, checks each request against the script's
 // expectations, and records every request. Tests reach it only through the

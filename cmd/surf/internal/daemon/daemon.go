@@ -1,7 +1,8 @@
-// Package daemon is the plumbing of surf's session daemons: a background
-// process that keeps one browser session open so that an agent working
-// through a shell can drive it one command at a time ("surf open URL",
-// "surf click 12", "surf close"). It finds the user's runtime directory and
+// Package daemon is the plumbing of surf's session daemons, the background
+// processes that keep a browser session open between shell commands.
+//
+// An agent working through a shell drives a session one command at a time
+// ("surf open URL", "surf click 12", "surf close"). The package finds the user's runtime directory and
 // names a session's files in it (socket, pid file, lock, log); it serves
 // JSON-line requests on a unix socket that only the same user may connect to
 // (checked with SO_PEERCRED), one request at a time, until an idle timeout,

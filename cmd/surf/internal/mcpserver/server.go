@@ -1,7 +1,8 @@
-// Package mcpserver is surf as an MCP server: it offers surf's action space
-// (visit_url, click, input_text, ...) and a websurfer tool that runs the
-// whole agent loop, over the official MCP Go SDK on stdio or streamable
-// HTTP. Every MCP session gets its own isolated browser session (a
+// Package mcpserver is surf as an MCP server.
+//
+// It offers surf's action space (visit_url, click, input_text, ...) and a
+// websurfer tool that runs the whole agent loop, over the official MCP Go
+// SDK on stdio or streamable HTTP. Every MCP session gets its own isolated browser session (a
 // sandbox.Session and a websurfer.Surfer) in one shared browser, opened on
 // the session's first tool call and closed when the client goes away or
 // after an idle timeout. Calls go through the same registry (validation,

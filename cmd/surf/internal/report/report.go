@@ -1,6 +1,7 @@
 // Package report turns a run's journal into one self-contained HTML page
-// that a person can read offline: the task and the run's configuration,
-// then each step with its set-of-mark screenshot (inlined as a data URL,
+// that a person can read offline.
+//
+// The page shows the task and the run's configuration, then each step with its set-of-mark screenshot (inlined as a data URL,
 // click to enlarge), the model's tool calls and reasoning, the gate's
 // verdict, the result, timings and tokens, and finally how the run ended.
 // Denials, errors and recoveries stand out. The page fetches nothing: its

@@ -1,0 +1,46 @@
+// Package surf maps the packages of surf, a sandboxed browser-automation
+// runtime for LLM agents, by tier.
+//
+// It holds no code; its tests keep the module's shape: the import rules of
+// the tiers, the README's Go API program building in a module of its own
+// with surf's patched Playwright, and installs from a module path.
+//
+// Public packages, for programs that embed surf:
+//
+//   - websurfer: a browsing session driven by actions or by the agent loop.
+//   - perception: the page model and observation text, from decoded CDP payloads, with no browser.
+//   - journal: a run's journal: entry types, reading and writing.
+//   - tools: the action space as typed tools, with schemas and a validating registry.
+//   - policy: the gate: which navigations, requests, connections and tool calls may happen.
+//   - sandbox: the browser process surf owns, and isolated sessions that enforce a policy.
+//   - som: set-of-mark drawing on screenshots.
+//
+// Low-level libraries (internal/), which import no public surf package:
+//
+//   - internal/bounded: waits bounded in time for calls that may never return.
+//   - internal/cdpmux: one local browser's DevTools pipe shared by Playwright and surf.
+//   - internal/jpegpatch: editing baseline JPEG blocks in place.
+//   - internal/tokens: o200k token counting and budgets.
+//   - internal/llm: the model client: OpenAI-compatible, retries, cassettes, context fitting.
+//   - internal/textcut: cutting strings for display.
+//   - internal/proc: process questions (alive, by environment, command line).
+//
+// Applications, with the CLI (cmd/surf/internal/):
+//
+//   - cmd/surf: the surf command.
+//   - cmd/surf/internal/mcpserver: surf as an MCP server.
+//   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close.
+//   - cmd/surf/internal/report: a run's journal as one HTML page.
+//   - cmd/surf/internal/demosite: the bundled demo website.
+//
+// Test helpers (internal/testkit/):
+//
+//   - internal/testkit/browsertest: one real browser per test binary, a fresh session per test.
+//   - internal/testkit/fakeopenai: a scripted OpenAI-compatible server.
+//
+// Vendored fork:
+//
+//   - third_party/playwright-go: playwright-go v0.5200.1 with the fixes surf needs (see its PATCHES.md).
+//
+// docs/DESIGN.md holds the design notes and measurements, package by package.
+package surf
