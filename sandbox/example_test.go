@@ -46,3 +46,19 @@ func ExampleSession_TakeDenials() {
 	}
 	// Output: request 127.0.0.2 private-networks
 }
+
+// A program that launches a local browser calls RunLauncher first in its
+// main: surf starts the browser through the program's own binary, which
+// then runs the launcher inside RunLauncher instead of the program. Without
+// the call, New refuses with ErrNoLauncher.
+func ExampleRunLauncher() {
+	sandbox.RunLauncher() // first; returns at once in the program itself
+
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(os.Getenv)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sb.Close()
+	// ... sb.NewSession(ctx, sandbox.SessionConfig{}) ...
+}
