@@ -5,7 +5,6 @@ package daemon
 import (
 	"errors"
 	"net"
-	"syscall"
 )
 
 // peerCred is only implemented on Linux (SO_PEERCRED). Elsewhere every
