@@ -17,6 +17,7 @@ import (
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -99,7 +100,7 @@ func newAgentFixtureScript(t *testing.T, script func(site, a string) *fakeopenai
 // run runs a task to its end and returns its steps.
 func (f *agentFixture) run(t *testing.T, task string, o RunOptions) ([]*Step, error) {
 	t.Helper()
-	j, err := OpenJournal(f.journal, f.s.Policy().Redact)
+	j, err := journal.Open(f.journal, f.s.Policy().Redact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +125,13 @@ func last(steps []*Step) *Step {
 	return steps[len(steps)-1]
 }
 
-func events(t *testing.T, path string) map[string]int {
+func events(t *testing.T, path string) map[journal.Kind]int {
 	t.Helper()
-	es, err := ReadJournal(path)
+	es, err := journal.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := map[string]int{}
+	n := map[journal.Kind]int{}
 	for _, e := range es {
 		n[e.Event]++
 	}
@@ -144,7 +145,7 @@ func TestRunMultiStepTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := last(steps)
-	if !end.Done || end.EndReason != EndAnswered || end.Answer != "On Saturdays from 10:00 to 14:00." {
+	if !end.Done || end.EndReason != journal.EndAnswered || end.Answer != "On Saturdays from 10:00 to 14:00." {
 		t.Fatalf("the run ended %q with %q", end.EndReason, end.Answer)
 	}
 	if len(steps) != 3 || end.Total.Total != 1500+20+1600+15+1700+12 {
@@ -156,17 +157,17 @@ func TestRunMultiStepTask(t *testing.T) {
 	}
 	// The journal has every step: observed, reasoned, gated, acted.
 	got := events(t, f.journal)
-	for ev, want := range map[string]int{EventRunStarted: 1, EventObserved: 3, EventReasoned: 3, EventActed: 4, EventEnded: 1} {
+	for ev, want := range map[journal.Kind]int{journal.KindRunStarted: 1, journal.KindObserved: 3, journal.KindReasoned: 3, journal.KindActed: 4, journal.KindEnded: 1} {
 		if got[ev] != want {
 			t.Errorf("journal has %d %s lines; want %d (%v)", got[ev], ev, want, got)
 		}
 	}
-	if got[EventGated] < 3 {
-		t.Errorf("journal has %d gated lines; want one per gated action", got[EventGated])
+	if got[journal.KindGated] < 3 {
+		t.Errorf("journal has %d gated lines; want one per gated action", got[journal.KindGated])
 	}
-	es, _ := ReadJournal(f.journal)
+	es, _ := journal.Read(f.journal)
 	for _, e := range es {
-		if e.Event == EventObserved {
+		if e.Event == journal.KindObserved {
 			if _, err := os.Stat(filepath.Join(filepath.Dir(f.journal), e.Image)); err != nil {
 				t.Errorf("observed image %q: %v", e.Image, err)
 			}
@@ -197,7 +198,7 @@ func TestRunRecoversFromDenial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered {
+	if end := last(steps); end.EndReason != journal.EndAnswered {
 		t.Fatalf("ended %q", end.EndReason)
 	}
 	f.fake.Check(t)
@@ -208,10 +209,10 @@ func TestRunRecoversFromDenial(t *testing.T) {
 	if !denied {
 		t.Errorf("step 1 decisions %+v lack the denial", steps[0].Decisions)
 	}
-	es, _ := ReadJournal(f.journal)
+	es, _ := journal.Read(f.journal)
 	found := false
 	for _, e := range es {
-		found = found || (e.Event == EventGated && e.Verdict == "deny" && strings.Contains(e.Reason, "127.0.0.9"))
+		found = found || (e.Event == journal.KindGated && e.Verdict == "deny" && strings.Contains(e.Reason, "127.0.0.9"))
 	}
 	if !found {
 		t.Error("the journal has no gated deny line")
@@ -225,7 +226,7 @@ func TestRunStalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := last(steps)
-	if end.EndReason != EndStalled {
+	if end.EndReason != journal.EndStalled {
 		t.Fatalf("ended %q after %d steps; want stalled", end.EndReason, len(steps))
 	}
 	// It was warned before it was stopped.
@@ -246,7 +247,7 @@ func TestRunBreakerWithholdsFailingTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered || len(steps) != 4 {
+	if end := last(steps); end.EndReason != journal.EndAnswered || len(steps) != 4 {
 		t.Fatalf("ended %q after %d steps", end.EndReason, len(steps))
 	}
 	f.fake.Check(t)
@@ -258,7 +259,7 @@ func TestRunToolTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered {
+	if end := last(steps); end.EndReason != journal.EndAnswered {
 		t.Fatalf("ended %q", end.EndReason)
 	}
 	f.fake.Check(t)
@@ -270,13 +271,13 @@ func TestRunSurvivesMalformedReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered || end.Answer != "done" {
+	if end := last(steps); end.EndReason != journal.EndAnswered || end.Answer != "done" {
 		t.Fatalf("ended %q (%q) after %d steps", end.EndReason, end.Answer, len(steps))
 	}
 	f.fake.Check(t)
 	got := events(t, f.journal)
-	if got[EventCorrected] < 4 {
-		t.Errorf("%d corrected lines; want one for each of the 4 malformed replies (%v)", got[EventCorrected], got)
+	if got[journal.KindCorrected] < 4 {
+		t.Errorf("%d corrected lines; want one for each of the 4 malformed replies (%v)", got[journal.KindCorrected], got)
 	}
 	// Both calls of the double reply got a tool result, one of them "not run".
 	r := f.fake.Requests()[3]
@@ -308,11 +309,11 @@ func TestRunLimits(t *testing.T) {
 		name   string
 		script *fakeopenai.Script
 		o      RunOptions
-		want   string
+		want   journal.EndReason
 	}{
-		{"steps", repeatHover, RunOptions{MaxSteps: 2}, EndMaxSteps},
-		{"tokens", repeatHover, RunOptions{MaxTokens: 2500}, EndMaxTokens},
-		{"time", slow, RunOptions{MaxTime: 2 * time.Second}, EndMaxTime},
+		{"steps", repeatHover, RunOptions{MaxSteps: 2}, journal.EndMaxSteps},
+		{"tokens", repeatHover, RunOptions{MaxTokens: 2500}, journal.EndMaxTokens},
+		{"time", slow, RunOptions{MaxTime: 2 * time.Second}, journal.EndMaxTime},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newAgentFixtureScript(t, func(string, string) *fakeopenai.Script { return c.script })
@@ -336,8 +337,8 @@ func TestRunLimits(t *testing.T) {
 					t.Errorf("spent %d tokens with MaxTokens 2500", end.Total.Total)
 				}
 			}
-			es, _ := ReadJournal(f.journal)
-			if e := es[len(es)-1]; e.Event != EventEnded || e.EndReason != c.want {
+			es, _ := journal.Read(f.journal)
+			if e := es[len(es)-1]; e.Event != journal.KindEnded || e.EndReason != c.want {
 				t.Errorf("last journal line %+v", e)
 			}
 		})
@@ -350,7 +351,7 @@ func TestRunHonoursRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last(steps).EndReason != EndAnswered {
+	if last(steps).EndReason != journal.EndAnswered {
 		t.Fatalf("ended %q", last(steps).EndReason)
 	}
 	reqs := f.fake.Requests()
@@ -420,8 +421,8 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	journal := filepath.Join(t.TempDir(), "run.jsonl")
-	j, _ := OpenJournal(journal, nil)
+	jpath := filepath.Join(t.TempDir(), "run.jsonl")
+	j, _ := journal.Open(jpath, nil)
 	defer j.Close()
 	var steps []*Step
 	for st, err := range s.Run(context.Background(), "Search for harbour.", RunOptions{StartURL: site.URL, Journal: j, Relaunch: launch}) {
@@ -437,13 +438,13 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		}
 	}
 	end := last(steps)
-	if end.EndReason != EndAnswered || end.Answer != "recovered" {
+	if end.EndReason != journal.EndAnswered || end.Answer != "recovered" {
 		t.Fatalf("ended %q (%q)", end.EndReason, end.Answer)
 	}
 	if len(sandboxes) != 2 {
 		t.Errorf("%d browsers launched; want a relaunch", len(sandboxes))
 	}
-	if events(t, journal)[EventRecovered] != 1 {
+	if events(t, jpath)[journal.KindRecovered] != 1 {
 		t.Error("the journal does not record the recovery")
 	}
 	fake.Check(t)
@@ -453,9 +454,9 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 // kills it with SIGKILL mid-run: every finished line of its journal
 // parses.
 func TestKilledRunLeavesParsableJournal(t *testing.T) {
-	journal := filepath.Join(t.TempDir(), "run.jsonl")
+	jpath := filepath.Join(t.TempDir(), "run.jsonl")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunForever$")
-	cmd.Env = append(os.Environ(), "SURF_TEST_HELPER=run-forever", "SURF_TEST_JOURNAL="+journal)
+	cmd.Env = append(os.Environ(), "SURF_TEST_HELPER=run-forever", "SURF_TEST_JOURNAL="+jpath)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -484,7 +485,7 @@ func TestKilledRunLeavesParsableJournal(t *testing.T) {
 	for _, m := range matches {
 		os.RemoveAll(m)
 	}
-	b, err := os.ReadFile(journal)
+	b, err := os.ReadFile(jpath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +495,7 @@ func TestKilledRunLeavesParsableJournal(t *testing.T) {
 		t.Fatalf("only %d finished lines", len(complete))
 	}
 	for i, l := range complete {
-		var e Entry
+		var e journal.Entry
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Errorf("line %d does not parse: %v: %q", i+1, err, l)
 		}
@@ -517,7 +518,7 @@ func TestHelperRunForever(t *testing.T) {
 	}
 	sess, _ := sb.NewSession(context.Background(), sandbox.SessionConfig{})
 	s, _ := New(context.Background(), Config{Session: sess, Model: newModel(t, fake)})
-	j, _ := OpenJournal(os.Getenv("SURF_TEST_JOURNAL"), nil)
+	j, _ := journal.Open(os.Getenv("SURF_TEST_JOURNAL"), nil)
 	for st := range s.Run(context.Background(), "Browse forever.", RunOptions{StartURL: site.URL, Journal: j, MaxSteps: 1000, StallRepeats: 1000, NoProgressSteps: 1000}) {
 		fmt.Printf("step %d\n", st.N)
 	}

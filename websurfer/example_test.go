@@ -131,10 +131,10 @@ func ExampleSurfer_Tools() {
 	// Plan a visit on = Saturday
 }
 
-// ExampleRun runs a task with the agent loop. A real run reaches a model
-// through llm.New (any OpenAI-compatible endpoint); here a scripted fake
-// endpoint plays the model, so the example runs offline.
-func ExampleRun() {
+// ExampleSurfer_Run runs a task with the agent loop. A real run reaches a
+// model through llm.New (any OpenAI-compatible endpoint); here a scripted
+// fake endpoint plays the model, so the example runs offline.
+func ExampleSurfer_Run() {
 	ctx := context.Background()
 	site, _ := demosite.Start()
 	defer site.Close()

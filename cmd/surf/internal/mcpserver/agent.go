@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
@@ -79,7 +80,7 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, in Websurfer
 		b.WriteByte('\n')
 	}
 	res := tools.Text(strings.TrimRight(b.String(), "\n"))
-	res.IsError = last.EndReason != websurfer.EndAnswered
+	res.IsError = last.EndReason != journal.EndAnswered
 	return res, nil
 }
 
