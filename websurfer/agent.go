@@ -131,10 +131,11 @@ type CallResult struct {
 // model unreachable after its retries, a browser that could not be
 // recovered) ends the run and is yielded with that last step.
 //
-// Run is the one way into the agent loop, and a method because a run
-// always drives one surfer: its session, policy, tools and model
-// defaults. The loop's state lives only as long as the returned iterator
-// is ranged over; two runs on one surfer must not overlap.
+// Run is the one way into the agent loop. It is a method because a run
+// always drives exactly one surfer (its session, policy, tools and model
+// defaults), so there is no run without one. Each range over the returned
+// iterator is a new run; runs on one surfer share its tabs and should not
+// overlap.
 func (s *Surfer) Run(ctx context.Context, task string, opts RunOptions) iter.Seq2[*Step, error] {
 	return func(yield func(*Step, error) bool) {
 		r, err := newRun(s, task, opts)
