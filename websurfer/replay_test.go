@@ -226,7 +226,7 @@ func redactJournal(t *testing.T, entries []journal.Entry) []byte {
 		}
 		delete(m, "time")
 		delete(m, "duration")
-		if m["event"] == "observed" {
+		if m["event"] == string(journal.KindObserved) {
 			// The data fence's random nonce is one to three tokens.
 			delete(m, "tokens")
 		}
