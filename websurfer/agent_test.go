@@ -538,3 +538,42 @@ func TestSystemPromptForImageKinds(t *testing.T) {
 		t.Errorf("text-only prompt mentions a screenshot: %q", p)
 	}
 }
+
+// TestRunBadInput: a run that cannot start says why, in its one yield,
+// without a panic and without touching the page.
+func TestRunBadInput(t *testing.T) {
+	var none *Surfer
+	s := newSurfer(t, Config{Session: browsertest.Session(t, sandbox.SessionConfig{})})
+	script := fakeopenai.NewScript(fakeopenai.Turn{Reply: fakeopenai.Reply{Content: "never asked"}})
+	script.AllowUnused = true
+	fake := fakeopenai.Start(t, script)
+	model := newModel(t, fake)
+	for _, c := range []struct {
+		name string
+		s    *Surfer
+		task string
+		o    RunOptions
+		want string
+	}{
+		{"nil surfer", none, "Find it.", RunOptions{Model: model}, "nil *Surfer"},
+		{"empty task", s, " \n", RunOptions{Model: model}, "the task is empty"},
+		{"no model", s, "Find it.", RunOptions{}, "needs a model"},
+		{"small context", s, "Find it.", RunOptions{Model: model, ContextTokens: 100}, "ContextTokens 100 is too small"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			for st, err := range c.s.Run(context.Background(), c.task, c.o) {
+				n++
+				if st != nil || err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("yielded %v, %v; want no step and an error saying %q", st, err, c.want)
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d yields; want 1", n)
+			}
+		})
+	}
+	if len(fake.Requests()) != 0 {
+		t.Errorf("the model was asked %d times", len(fake.Requests()))
+	}
+}
