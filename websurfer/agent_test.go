@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/demosite"
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
@@ -21,9 +20,9 @@ import (
 	"github.com/surfkit/surf/sandbox"
 )
 
-// agentFixture is a surfer on the demo site with a scripted model.
+// agentFixture is a surfer on the library site with a scripted model.
 type agentFixture struct {
-	site    *demosite.Server
+	site    library
 	sites   *browsertest.Sites
 	fake    *fakeopenai.Server
 	model   *llm.Client
@@ -47,6 +46,17 @@ func loadScript(t *testing.T, name string, subst map[string]string) *fakeopenai.
 		t.Fatalf("%s: %v", name, err)
 	}
 	return sc
+}
+
+// library is the fixture site testdata/sites/library (a search form,
+// results, branch pages with a select) on origin A of sites.
+type library struct {
+	URL  string // its root, such as http://127.0.0.1:41234/library
+	Host string // the host:port the policy must allow
+}
+
+func libraryOn(sites *browsertest.Sites) library {
+	return library{URL: sites.A + "/library", Host: sites.HostA()}
 }
 
 func demoPolicy(t testing.TB, hosts ...string) *policy.Policy {
@@ -80,16 +90,12 @@ func newAgentFixture(t *testing.T, script string) *agentFixture {
 
 func newAgentFixtureScript(t *testing.T, script func(site, a string) *fakeopenai.Script) *agentFixture {
 	t.Helper()
-	site, err := demosite.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(site.Close)
 	sites := browsertest.ServeSites(t)
+	site := libraryOn(sites)
 	f := &agentFixture{site: site, sites: sites}
 	f.fake = fakeopenai.Start(t, script(site.URL, sites.A))
 	f.model = newModel(t, f.fake)
-	pol := demoPolicy(t, site.Host, strings.TrimPrefix(sites.A, "http://"))
+	pol := demoPolicy(t, site.Host)
 	sess := browsertest.Session(t, sandbox.SessionConfig{Policy: pol})
 	f.s = newSurfer(t, Config{Session: sess, Model: f.model, ModelName: "test-model", SearchURL: site.URL + "/search?q=%s"})
 	f.journal = filepath.Join(t.TempDir(), "run.jsonl")
@@ -390,11 +396,7 @@ func TestSummarizeLargePageInChunks(t *testing.T) {
 // TestRunRecoversFromBrowserCrash kills the browser under a running task:
 // the run relaunches it, reopens the page and finishes.
 func TestRunRecoversFromBrowserCrash(t *testing.T) {
-	site, err := demosite.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer site.Close()
+	site := libraryOn(browsertest.ServeSites(t))
 	fake := fakeopenai.Start(t, loadScript(t, "crash.yaml", map[string]string{"SITE": site.URL}))
 	pol := demoPolicy(t, site.Host)
 	var sandboxes []*sandbox.Sandbox
@@ -506,7 +508,7 @@ func TestHelperRunForever(t *testing.T) {
 	if os.Getenv("SURF_TEST_HELPER") != "run-forever" {
 		t.Skip("a helper process for TestKilledRunLeavesParsableJournal")
 	}
-	site, _ := demosite.Start()
+	site := libraryOn(browsertest.ServeSites(t))
 	fake := fakeopenai.Start(t, fakeopenai.NewScript(fakeopenai.Turn{Repeat: true, Reply: fakeopenai.Reply{
 		ToolCalls: []fakeopenai.ToolCall{{Name: "page_down", Arguments: `{}`}, {Name: "hover", Arguments: `{"target_id": 1}`}},
 		Delay:     50 * time.Millisecond,
