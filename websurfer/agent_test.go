@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/proc"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/policy"
@@ -432,10 +434,11 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		}
 		steps = append(steps, st)
 		if st.N == 1 {
-			// Kill the browser the way a crash would.
-			syscall.Kill(-sandboxes[0].Info().PID, syscall.SIGKILL)
-			syscall.Kill(sandboxes[0].Info().PID, syscall.SIGKILL)
-			time.Sleep(300 * time.Millisecond)
+			// Kill the browser the way a crash would, and go on only once
+			// it is gone for sure: step 2 must find it lost, not show the
+			// model the observation step 1 took before the kill.
+			killBrowser(t, sandboxes[0])
+			awaitBrowserGone(t, sandboxes[0], sess)
 		}
 	}
 	end := last(steps)
@@ -449,6 +452,34 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		t.Error("the journal does not record the recovery")
 	}
 	fake.Check(t)
+}
+
+// awaitBrowserGone returns once sb's killed browser process is gone, the
+// Playwright connection has noticed (the run checks that before it reuses
+// an observation), and a call on sess fails with an error
+// sandbox.BrowserGone recognises (the run relaunches on those).
+func awaitBrowserGone(t *testing.T, sb *sandbox.Sandbox, sess *sandbox.Session) {
+	t.Helper()
+	pid := sb.Info().PID
+	// Not a timing assertion: a bound on a wait that would otherwise
+	// hang the test if the kill went unnoticed.
+	deadline := time.Now().Add(time.Minute)
+	for proc.Alive(pid) || sb.Browser().IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the kill: browser pid %d alive %v, connected %v", pid, proc.Alive(pid), sb.Browser().IsConnected())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := bounded.Call(time.Minute, func() error {
+		p, err := sess.NewPage(context.Background())
+		if err == nil {
+			p.Close()
+		}
+		return err
+	})
+	if !sandbox.BrowserGone(err) {
+		t.Fatalf("a new page after the kill: %v; want an error saying the browser is gone", err)
+	}
 }
 
 // TestKilledRunLeavesParsableJournal runs a task in a child process and
