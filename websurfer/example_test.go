@@ -113,7 +113,7 @@ func ExampleSurfer_Tools() {
 		}
 		fmt.Printf("%s: %d image(s)\n", name, len(res.Images))
 	}
-	call("visit_url", fmt.Sprintf(`{"url": %q}`, site.A+"/library/branch/harbour"))
+	call("visit_url", fmt.Sprintf(`{"url": %q}`, site.A+"/library/branch?id=harbour"))
 	call("select_option", `{"target_id": 4, "option": "Saturday"}`)
 	call("click", `{"target_id": "many"}`)
 	call("page_up", `{}`)
