@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/proc"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/journal"
@@ -22,9 +23,9 @@ import (
 	"github.com/surfkit/surf/sandbox"
 )
 
-// agentFixture is a surfer on the demo site with a scripted model.
+// agentFixture is a surfer on the library site with a scripted model.
 type agentFixture struct {
-	site    *demosite.Server
+	site    library
 	sites   *browsertest.Sites
 	fake    *fakeopenai.Server
 	model   *llm.Client
@@ -48,6 +49,17 @@ func loadScript(t *testing.T, name string, subst map[string]string) *fakeopenai.
 		t.Fatalf("%s: %v", name, err)
 	}
 	return sc
+}
+
+// library is the fixture site testdata/sites/library (a search form,
+// results, branch pages with a select) on origin A of sites.
+type library struct {
+	URL  string // its root, such as http://127.0.0.1:41234/library
+	Host string // the host:port the policy must allow
+}
+
+func libraryOn(sites *browsertest.Sites) library {
+	return library{URL: sites.A + "/library", Host: sites.HostA()}
 }
 
 func demoPolicy(t testing.TB, hosts ...string) *policy.Policy {
@@ -81,16 +93,12 @@ func newAgentFixture(t *testing.T, script string) *agentFixture {
 
 func newAgentFixtureScript(t *testing.T, script func(site, a string) *fakeopenai.Script) *agentFixture {
 	t.Helper()
-	site, err := demosite.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(site.Close)
 	sites := browsertest.ServeSites(t)
+	site := libraryOn(sites)
 	f := &agentFixture{site: site, sites: sites}
 	f.fake = fakeopenai.Start(t, script(site.URL, sites.A))
 	f.model = newModel(t, f.fake)
-	pol := demoPolicy(t, site.Host, strings.TrimPrefix(sites.A, "http://"))
+	pol := demoPolicy(t, site.Host)
 	sess := browsertest.Session(t, sandbox.SessionConfig{Policy: pol})
 	f.s = newSurfer(t, Config{Session: sess, Model: f.model, ModelName: "test-model", SearchURL: site.URL + "/search?q=%s"})
 	f.journal = filepath.Join(t.TempDir(), "run.jsonl")
@@ -391,11 +399,7 @@ func TestSummarizeLargePageInChunks(t *testing.T) {
 // TestRunRecoversFromBrowserCrash kills the browser under a running task:
 // the run relaunches it, reopens the page and finishes.
 func TestRunRecoversFromBrowserCrash(t *testing.T) {
-	site, err := demosite.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer site.Close()
+	site := libraryOn(browsertest.ServeSites(t))
 	fake := fakeopenai.Start(t, loadScript(t, "crash.yaml", map[string]string{"SITE": site.URL}))
 	pol := demoPolicy(t, site.Host)
 	var sandboxes []*sandbox.Sandbox
@@ -431,10 +435,11 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		}
 		steps = append(steps, st)
 		if st.N == 1 {
-			// Kill the browser the way a crash would.
-			syscall.Kill(-sandboxes[0].Info().PID, syscall.SIGKILL)
-			syscall.Kill(sandboxes[0].Info().PID, syscall.SIGKILL)
-			time.Sleep(300 * time.Millisecond)
+			// Kill the browser the way a crash would, and go on only once
+			// it is gone for sure: step 2 must find it lost, not show the
+			// model the observation step 1 took before the kill.
+			killBrowser(t, sandboxes[0])
+			awaitBrowserGone(t, sandboxes[0], sess)
 		}
 	}
 	end := last(steps)
@@ -448,6 +453,34 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		t.Error("the journal does not record the recovery")
 	}
 	fake.Check(t)
+}
+
+// awaitBrowserGone returns once sb's killed browser process is gone, the
+// Playwright connection has noticed (the run checks that before it reuses
+// an observation), and a call on sess fails with an error
+// sandbox.BrowserGone recognises (the run relaunches on those).
+func awaitBrowserGone(t *testing.T, sb *sandbox.Sandbox, sess *sandbox.Session) {
+	t.Helper()
+	pid := sb.Info().PID
+	// Not a timing assertion: a bound on a wait that would otherwise
+	// hang the test if the kill went unnoticed.
+	deadline := time.Now().Add(time.Minute)
+	for proc.Alive(pid) || sb.Browser().IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the kill: browser pid %d alive %v, connected %v", pid, proc.Alive(pid), sb.Browser().IsConnected())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := bounded.Call(time.Minute, func() error {
+		p, err := sess.NewPage(context.Background())
+		if err == nil {
+			p.Close()
+		}
+		return err
+	})
+	if !sandbox.BrowserGone(err) {
+		t.Fatalf("a new page after the kill: %v; want an error saying the browser is gone", err)
+	}
 }
 
 // TestKilledRunLeavesParsableJournal runs a task in a child process and
@@ -507,7 +540,7 @@ func TestHelperRunForever(t *testing.T) {
 	if os.Getenv("SURF_TEST_HELPER") != "run-forever" {
 		t.Skip("a helper process for TestKilledRunLeavesParsableJournal")
 	}
-	site, _ := demosite.Start()
+	site := libraryOn(browsertest.ServeSites(t))
 	fake := fakeopenai.Start(t, fakeopenai.NewScript(fakeopenai.Turn{Repeat: true, Reply: fakeopenai.Reply{
 		ToolCalls: []fakeopenai.ToolCall{{Name: "page_down", Arguments: `{}`}, {Name: "hover", Arguments: `{"target_id": 1}`}},
 		Delay:     50 * time.Millisecond,
