@@ -153,10 +153,7 @@ func (s *Surfer) actionFrames(ctx context.Context, el *Element) ([]string, error
 // the run gone ends the run; anything else is a tool error, and the
 // action is not done.
 func (s *Surfer) frameErr(ctx context.Context, r *elementRef, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if browserGone(err) {
+	if err := endsRun(ctx, err); err != nil {
 		return err
 	}
 	return toolErr("could not tell which frame element %d %s %s is in (%s); observe again", r.el.ID, r.el.Role, q(r.el.Name, 60), shortErr(err))
@@ -167,10 +164,7 @@ func (s *Surfer) frameErr(ctx context.Context, r *elementRef, err error) error {
 func (s *Surfer) focused(ctx context.Context, t *tab, r *elementRef) (bool, error) {
 	var ok bool
 	if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, hasFocusJS, nil, &ok); err != nil {
-		if ctx.Err() != nil || browserGone(err) {
-			return false, errors.Join(ctx.Err(), err)
-		}
-		return false, toolErr("could not check that element %d has the keyboard focus: %s", r.el.ID, shortErr(err))
+		return false, pageErr(ctx, err, "could not check that element %d has the keyboard focus: %s", r.el.ID)
 	}
 	return ok, nil
 }
