@@ -506,9 +506,10 @@ func (s *Surfer) inputText(ctx context.Context, t *tab, r *elementRef, text stri
 // typed ends input_text: it presses Enter if asked and says what was
 // typed where, with note added (what the page did to the focus).
 func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool, note string) (*outcome, error) {
+	kb := t.page.Keyboard()
 	before := t.nav.Load()
 	if pressEnter {
-		if err := s.unlessDialog(func() error { return t.page.Keyboard().Press("Enter") }); err != nil {
+		if err := s.unlessDialog(func() error { return kb.Press("Enter") }); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
 	}
