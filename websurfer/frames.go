@@ -164,7 +164,10 @@ func (s *Surfer) frameErr(ctx context.Context, r *elementRef, err error) error {
 func (s *Surfer) focused(ctx context.Context, t *tab, r *elementRef) (bool, error) {
 	var ok bool
 	if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, hasFocusJS, nil, &ok); err != nil {
-		return false, pageErr(ctx, err, "could not check that element %d has the keyboard focus: %s", r.el.ID)
+		if ctx.Err() != nil || browserGone(err) {
+			return false, errors.Join(ctx.Err(), err)
+		}
+		return false, toolErr("could not check that element %d has the keyboard focus: %s", r.el.ID, shortErr(err))
 	}
 	return ok, nil
 }

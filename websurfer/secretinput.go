@@ -2,6 +2,7 @@ package websurfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -64,7 +65,10 @@ func (s *Surfer) documentOrigin(ctx context.Context, t *tab, r *elementRef, f *c
 	var origin string
 	err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, `function () { return this.ownerDocument === document ? String(self.origin) : ''; }`, nil, &origin)
 	if err != nil {
-		return "", pageErr(ctx, err, "could not tell where element %d is: %s; nothing was typed", r.el.ID)
+		if ctx.Err() != nil || browserGone(err) {
+			return "", errors.Join(ctx.Err(), err)
+		}
+		return "", toolErr("could not tell where element %d is: %s; nothing was typed", r.el.ID, shortErr(err))
 	}
 	if origin == "" {
 		return "", toolErr("element %d is no longer in the page it was observed in; nothing was typed (observe again)", r.el.ID)
@@ -119,7 +123,10 @@ func (s *Surfer) putSecret(ctx context.Context, t *tab, r *elementRef, real stri
 	}
 	id := r.el.ID
 	if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, setSecret, []any{real, replace}, &res); err != nil {
-		return false, pageErr(ctx, err, "could not type into element %d: %s; nothing was typed", id)
+		if ctx.Err() != nil || browserGone(err) {
+			return false, errors.Join(ctx.Err(), err)
+		}
+		return false, toolErr("could not type into element %d: %s; nothing was typed", id, shortErr(err))
 	}
 	switch res.Error {
 	case "":
