@@ -65,92 +65,6 @@ func (s *Surfer) TakeDecisions() []Decided {
 // covered element, denied URL), as opposed to one that ends the run.
 func toolErr(format string, args ...any) error { return tools.Errorf(format, args...) }
 
-// finish observes the page after an action and wraps up the result.
-func (s *Surfer) finish(ctx context.Context, summary string, decisions ...policy.Decision) (*ActionResult, error) {
-	s.adoptPopups(ctx, false)
-	progress(ctx, "reading the page")
-	obs, err := s.observe(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &ActionResult{Summary: s.pol.Redact(summary), Observation: obs, Decisions: decisions}, nil
-}
-
-// begin is the common start of an action: it takes the lock, refuses a
-// closed surfer, replaces crashed tabs and returns the active tab.
-func (s *Surfer) begin(ctx context.Context) (*tab, func(), error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, nil, ErrClosed
-	}
-	s.dismissDialog(nil, "another action came first")
-	if err := s.renewCrashed(ctx); err != nil {
-		s.mu.Unlock()
-		return nil, nil, err
-	}
-	return s.tabs[s.active], s.mu.Unlock, nil
-}
-
-// gateURL decides a navigation the model asked for, resolving Ask through
-// the approver. A denial becomes a tool error and an event.
-func (s *Surfer) gateURL(ctx context.Context, tool, raw, base string) (policy.Decision, error) {
-	d := s.pol.DecideURL(policy.Navigation, raw, base)
-	d.Tool = tool
-	asked := d.Verdict == policy.Ask
-	d, err := policy.Resolve(ctx, d, s.cfg.Approver)
-	if err != nil {
-		return d, err
-	}
-	s.decided = append(s.decided, Decided{Decision: d, Asked: asked, Target: raw})
-	if d.Verdict != policy.Allow {
-		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, Kind: policy.Navigation, URL: d.URL, Host: d.Host, Decision: d, Navigation: true})
-		return d, toolErr("%s", d.Reason)
-	}
-	if asked {
-		// The approval opens the host for the session's request gate and
-		// egress proxy too, not just this step's action gate.
-		if err := s.sess.Approve(d.Host, s.cfg.ApprovalTTL); err != nil {
-			return d, toolErr("the approval of %s could not be recorded: %v", q(d.Host, 200), err)
-		}
-	}
-	return d, nil
-}
-
-// gateAction applies the per-tool rules to an action on an element.
-func (s *Surfer) gateAction(ctx context.Context, tool string, t *tab, el *Element) (policy.Decision, error) {
-	a := policy.Action{Tool: tool, URL: t.page.URL()}
-	if el != nil {
-		a.Target = &policy.Element{Role: el.Role, Name: el.Name, InputType: el.InputType}
-		// Rules with hosts judge the frames around the element too.
-		frames, err := s.actionFrames(ctx, el)
-		if err != nil {
-			return policy.Decision{Tool: tool, Verdict: policy.Deny}, err
-		}
-		a.Frames = frames
-	}
-	d := s.pol.DecideAction(a)
-	asked := d.Verdict == policy.Ask
-	d, err := policy.Resolve(ctx, d, s.cfg.Approver)
-	if err != nil {
-		return d, err
-	}
-	target := ""
-	if el != nil {
-		target = fmt.Sprintf("%d %s %s", el.ID, el.Role, q(el.Name, 60))
-	}
-	s.decided = append(s.decided, Decided{Decision: d, Asked: asked, Target: target})
-	if d.Verdict != policy.Allow {
-		u := a.URL
-		if len(a.Frames) > 0 && d.URL != "" {
-			u = d.URL // the rule may have matched a frame
-		}
-		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: u, Decision: d})
-		return d, toolErr("%s", d.Reason)
-	}
-	return d, nil
-}
-
 // normalizeURL applies visit_url's rules: no scheme and a space means a web
 // search; no scheme otherwise means https.
 func (s *Surfer) normalizeURL(raw string) (u string, search bool) {
@@ -176,46 +90,52 @@ func (s *Surfer) searchURL(q string) string {
 
 // VisitURL opens a URL in the active tab.
 func (s *Surfer) VisitURL(ctx context.Context, raw string) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	u, search := s.normalizeURL(raw)
-	if u == "" || u == "https://" {
-		return nil, toolErr("visit_url needs a URL")
-	}
-	tool := "visit_url"
-	if search {
-		tool = "web_search"
-	}
-	return s.navigate(ctx, t, tool, u)
+	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
+		u, search := s.normalizeURL(raw)
+		if u == "" || u == "https://" {
+			return nil, toolErr("visit_url needs a URL")
+		}
+		tool := "visit_url"
+		if search {
+			tool = "web_search"
+		}
+		return s.navigate(ctx, t, tool, u)
+	})
 }
 
 // WebSearch searches the web with the configured engine.
 func (s *Surfer) WebSearch(ctx context.Context, query string) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if strings.TrimSpace(query) == "" {
-		return nil, toolErr("web_search needs a query")
-	}
-	return s.navigate(ctx, t, "web_search", s.searchURL(query))
+	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
+		if strings.TrimSpace(query) == "" {
+			return nil, toolErr("web_search needs a query")
+		}
+		return s.navigate(ctx, t, "web_search", s.searchURL(query))
+	})
 }
 
-func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*ActionResult, error) {
+// navigate is the step of visit_url and web_search: the URL gated, then
+// loaded in t.
+func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*outcome, error) {
 	d, err := s.gateURL(ctx, tool, u, t.page.URL())
 	if err != nil {
 		return nil, err
 	}
+	return s.load(ctx, t, d, func() string {
+		return fmt.Sprintf("I opened %s; the page is %s at %s", q(d.URL, 200), q(pageTitle(t), 100), q(t.page.URL(), 200))
+	})
+}
+
+// load ends the step of a navigation: it loads the URL of d, which allowed
+// it, in t. describe makes the summary once the page settled, so that it
+// names the page as it is then.
+func (s *Surfer) load(ctx context.Context, t *tab, d policy.Decision, describe func() string) (*outcome, error) {
 	before := t.nav.Load()
 	if err := s.gotoURL(ctx, t, d.URL); err != nil {
 		return nil, err
 	}
-	s.settle(ctx, t, before)
-	return s.finish(ctx, fmt.Sprintf("I opened %s; the page is %s at %s", q(d.URL, 200), q(pageTitle(t), 100), q(t.page.URL(), 200)), d)
+	o := settled(t, before, reportNothing, "", d)
+	o.describe = describe
+	return o, nil
 }
 
 // gotoURL loads a URL; a page that fails to load is a tool error.
@@ -227,10 +147,7 @@ func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
 		return err
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if browserGone(err) {
+		if err := endsRun(ctx, err); err != nil {
 			return err
 		}
 		msg := shortErr(err)
@@ -276,11 +193,11 @@ func (s *Surfer) HistoryForward(ctx context.Context) (*ActionResult, error) {
 }
 
 func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) { return s.walk(ctx, t, dir) })
+}
+
+// walk is the step of history_back (dir -1) and history_forward (1).
+func (s *Surfer) walk(ctx context.Context, t *tab, dir int) (*outcome, error) {
 	st := &t.state
 	st.mu.Lock()
 	pos := st.hist.pos + dir
@@ -297,7 +214,7 @@ func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error
 				s.closeTab(t)
 				s.active = s.indexOf(t.opener)
 				s.front()
-				return s.finish(ctx, fmt.Sprintf("this tab had no earlier page, so I closed it (%s) and went back to tab %d, which opened it", q(from, 200), s.active))
+				return &outcome{summary: fmt.Sprintf("this tab had no earlier page, so I closed it (%s) and went back to tab %d, which opened it", q(from, 200), s.active)}, nil
 			}
 		}
 		if dir < 0 {
@@ -323,33 +240,30 @@ func (s *Surfer) walkHistory(ctx context.Context, dir int) (*ActionResult, error
 	if err != nil {
 		return nil, err
 	}
-	s.settle(ctx, t, before)
-	word := map[int]string{-1: "back", 1: "forward"}[dir]
-	return s.finish(ctx, fmt.Sprintf("I went %s to %s", word, q(t.page.URL(), 200)), d)
+	o := settled(t, before, reportNothing, "", d)
+	o.describe = func() string {
+		return fmt.Sprintf("I went %s to %s", map[int]string{-1: "back", 1: "forward"}[dir], q(t.page.URL(), 200))
+	}
+	return o, nil
 }
 
 // RefreshPage reloads the active tab.
 func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	before := t.nav.Load()
-	progress(ctx, "reloading %s", truncate(t.page.URL(), 200))
-	ms := float64(s.cfg.ActionTimeout.Milliseconds())
-	err = s.interruptible(ctx, t, func() error {
-		_, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
-		return err
-	})
-	if err != nil {
-		if browserGone(err) || ctx.Err() != nil {
-			return nil, errors.Join(ctx.Err(), err)
+	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
+		before := t.nav.Load()
+		progress(ctx, "reloading %s", truncate(t.page.URL(), 200))
+		ms := float64(s.cfg.ActionTimeout.Milliseconds())
+		err := s.interruptible(ctx, t, func() error {
+			_, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+			return err
+		})
+		if err != nil {
+			return nil, pageErr(ctx, err, "could not reload the page: %s")
 		}
-		return nil, toolErr("could not reload the page: %s", shortErr(err))
-	}
-	s.settle(ctx, t, before)
-	return s.finish(ctx, fmt.Sprintf("I reloaded %s", q(t.page.URL(), 200)))
+		o := settled(t, before, reportNothing, "")
+		o.describe = func() string { return fmt.Sprintf("I reloaded %s", q(t.page.URL(), 200)) }
+		return o, nil
+	})
 }
 
 // pageOverlap is how much of the old view page_up/page_down keep.
@@ -364,25 +278,18 @@ func (s *Surfer) PageUp(ctx context.Context) (*ActionResult, error) { return s.s
 // scrollPage scrolls the page by one viewport, less a small overlap, in a
 // direction: dx -1 left, 1 right; dy -1 up, 1 down (one of them 0).
 func (s *Surfer) scrollPage(ctx context.Context, dx, dy int) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	var pos struct{ Before, After float64 }
-	expr := fmt.Sprintf(`(() => { const b = scrollX + scrollY; scrollBy(%d * Math.max(innerWidth - %d, 1), %d * Math.max(innerHeight - %d, 1)); return {Before: b, After: scrollX + scrollY}; })()`, dx, pageOverlap, dy, pageOverlap)
-	word := scrollWord(dx, dy)
-	if err := t.evaluate(ctx, t.sess, expr, &pos); err != nil {
-		if browserGone(err) || ctx.Err() != nil {
-			return nil, errors.Join(ctx.Err(), err)
+	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
+		var pos struct{ Before, After float64 }
+		expr := fmt.Sprintf(`(() => { const b = scrollX + scrollY; scrollBy(%d * Math.max(innerWidth - %d, 1), %d * Math.max(innerHeight - %d, 1)); return {Before: b, After: scrollX + scrollY}; })()`, dx, pageOverlap, dy, pageOverlap)
+		word := scrollWord(dx, dy)
+		if err := t.evaluate(ctx, t.sess, expr, &pos); err != nil {
+			return nil, pageErr(ctx, err, "could not scroll the page: %s")
 		}
-		return nil, toolErr("could not scroll the page: %s", shortErr(err))
-	}
-	if pos.Before == pos.After {
-		return nil, toolErr("the page cannot scroll %s any further", word)
-	}
-	s.settle(ctx, t, t.nav.Load())
-	return s.finish(ctx, fmt.Sprintf("I scrolled the page %s by %d pixels", word, int(abs(pos.After-pos.Before))))
+		if pos.Before == pos.After {
+			return nil, toolErr("the page cannot scroll %s any further", word)
+		}
+		return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I scrolled the page %s by %d pixels", word, int(abs(pos.After-pos.Before)))), nil
+	})
 }
 
 func abs(f float64) float64 {
@@ -401,82 +308,32 @@ func (s *Surfer) ScrollElement(ctx context.Context, id, dir int) (*ActionResult,
 // scrollElement turns the mouse wheel over an element: dx -1 left, 1
 // right; dy -1 up, 1 down (one of them 0), by most of its visible size.
 func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r, err := s.target(id)
-	if err != nil {
-		return nil, err
-	}
-	if r.el.Where != InViewport && r.el.Where != Covered {
-		return nil, toolErr("element %d %s %s is not on screen (%s); scroll the page to it first", id, r.el.Role, q(r.el.Name, 60), r.el.Where)
-	}
-	step := max(r.vis.H*0.8, 40)
-	if dx != 0 {
-		step = max(r.vis.W*0.8, 40)
-	}
-	if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
-		return nil, s.inputErr(ctx, err)
-	}
-	if err := t.page.Mouse().Wheel(float64(dx)*step, float64(dy)*step); err != nil {
-		return nil, s.inputErr(ctx, err)
-	}
-	s.settle(ctx, t, t.nav.Load())
-	return s.finish(ctx, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", scrollWord(dx, dy), int(step), q(r.el.Name, 60), id))
-}
-
-// target resolves an id of the latest observation for an action.
-func (s *Surfer) target(id int) (*elementRef, error) {
-	r, err := s.resolve(id)
-	if err != nil {
-		return nil, tools.NewError(err)
-	}
-	return r, nil
+	return s.onElement(ctx, aim{id: id, onScreen: true}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		step := max(r.vis.H*0.8, 40)
+		if dx != 0 {
+			step = max(r.vis.W*0.8, 40)
+		}
+		if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+		if err := t.page.Mouse().Wheel(float64(dx)*step, float64(dy)*step); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+		return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", scrollWord(dx, dy), int(step), q(r.el.Name, 60), id)), nil
+	})
 }
 
 // Click clicks an element at its visible centre, after checking nothing
 // covers that point. A link is checked against the policy first. A click
 // that opens a new tab switches to it.
 func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r, err := s.target(id)
-	if err != nil {
-		return nil, err
-	}
-	var decisions []policy.Decision
-	if r.el.Href != "" && !strings.HasPrefix(strings.ToLower(r.el.Href), "javascript:") {
-		d, err := s.gateURL(ctx, "click", r.el.Href, t.page.URL())
-		if err != nil {
-			return nil, err
+	return s.onElement(ctx, aim{id: id, tool: "click", link: true, reach: true}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		before := t.nav.Load()
+		if err := s.unlessDialog(func() error { return t.page.Mouse().Click(r.clickX, r.clickY) }); err != nil {
+			return nil, s.inputErr(ctx, err)
 		}
-		decisions = append(decisions, d)
-	}
-	d, err := s.gateAction(ctx, "click", t, r.el)
-	if err != nil {
-		return nil, err
-	}
-	decisions = append(decisions, d)
-	if err := s.reachable(ctx, r); err != nil {
-		return nil, err
-	}
-	before := t.nav.Load()
-	if err := s.unlessDialog(func() error { return t.page.Mouse().Click(r.clickX, r.clickY) }); err != nil {
-		return nil, s.inputErr(ctx, err)
-	}
-	navigated := s.settle(ctx, t, before)
-	summary := fmt.Sprintf("I clicked %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id)
-	if n := s.adoptPopups(ctx, true); n > 0 {
-		summary += fmt.Sprintf("; it opened a new tab, which is now active (tab %d: %s)", s.active, q(s.tabs[s.active].page.URL(), 200))
-	} else if navigated {
-		summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
-	}
-	return s.finish(ctx, summary, decisions...)
+		return settled(t, before, reportNewTabURL, fmt.Sprintf("I clicked %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id)), nil
+	})
 }
 
 // reachable checks that an on-screen element can take the pointer at its
@@ -485,13 +342,8 @@ func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
 func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 	el := r.el
 	switch el.Where {
-	case Above, Below, Left, Right:
-		return toolErr("element %d %s %s is %s the viewport; scroll to it first (%s)", el.ID, el.Role, q(el.Name, 60), map[Location]string{Above: "above", Below: "below", Left: "left of", Right: "right of"}[el.Where], pageScrollTool(el.Where))
-	case Clipped:
-		if el.Container != 0 {
-			return toolErr("element %d %s %s is scrolled out of view inside element %d; scroll that element first%s", el.ID, el.Role, q(el.Name, 60), el.Container, elementScrollHint(el))
-		}
-		return toolErr("element %d %s %s is scrolled out of view inside its container", el.ID, el.Role, q(el.Name, 60))
+	case Above, Below, Left, Right, Clipped:
+		return tools.NewError(offscreenError(el))
 	}
 	hit, src, err := s.hitTest(ctx, r)
 	if err != nil {
@@ -510,14 +362,10 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 	if hit == nil && el.Where == Covered && el.CoveredBy != "" {
 		// What the browser found is not in the snapshot: a modal
 		// dialog's backdrop, which the observation reported.
-		msg := fmt.Sprintf("element %d %s %s is covered by %s", el.ID, el.Role, q(el.Name, 60), el.CoveredBy)
-		if el.CoverID != 0 {
-			msg += fmt.Sprintf(", id %d", el.CoverID)
-		}
-		return toolErr("%s; deal with that first (for example close or accept it)", msg)
+		return tools.NewError(&CoveredError{ID: el.ID, Role: el.Role, Name: el.Name, By: el.CoveredBy, ByID: el.CoverID})
 	}
 	if hit == nil {
-		return toolErr("element %d %s %s is covered by something surf has not seen yet; observe again", el.ID, el.Role, q(el.Name, 60))
+		return tools.NewError(&CoveredError{ID: el.ID, Role: el.Role, Name: el.Name, Unseen: true})
 	}
 	if hit.isDescendantOf(r.node) || reaches(hit, r.node) {
 		return nil
@@ -527,12 +375,8 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 		listed[ref.node] = ref.el
 	}
 	owner := coverOwner(hit, listed)
-	msg := fmt.Sprintf("element %d %s %s is covered by %s", el.ID, el.Role, q(el.Name, 60), describeCover(owner, listed))
-	if id := coverID(owner, listed); id != 0 {
-		msg += fmt.Sprintf(", id %d", id)
-	}
 	_ = src
-	return toolErr("%s; deal with that first (for example close or accept it)", msg)
+	return tools.NewError(&CoveredError{ID: el.ID, Role: el.Role, Name: el.Name, By: describeCover(owner, listed), ByID: coverID(owner, listed)})
 }
 
 // hitTest asks the browser which node is at an element's click point, in
@@ -584,19 +428,13 @@ func (s *Surfer) hitTestAt(ctx context.Context, r *elementRef, px, py float64) (
 // to, types the text and presses Enter unless told not to. Secret
 // placeholders are replaced with their values on the secret's own hosts.
 func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter, deleteExisting bool) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r, err := s.target(id)
-	if err != nil {
-		return nil, err
-	}
-	d, err := s.gateAction(ctx, "input_text", t, r.el)
-	if err != nil {
-		return nil, err
-	}
+	return s.onElement(ctx, aim{id: id, tool: "input_text"}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		return s.inputText(ctx, t, r, text, pressEnter, deleteExisting)
+	})
+}
+
+// inputText is the step of input_text.
+func (s *Surfer) inputText(ctx context.Context, t *tab, r *elementRef, text string, pressEnter, deleteExisting bool) (*outcome, error) {
 	if policy.HasPlaceholder(text) {
 		// The secret's hosts are checked against the origin of the
 		// element's own frame, and the value is set into that element
@@ -606,10 +444,10 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 			return nil, err
 		}
 		s.rememberSecretField(r) // images mask it
-		return s.inputSecret(ctx, t, r, text, real, pressEnter, deleteExisting, d)
+		return s.inputSecret(ctx, t, r, text, real, pressEnter, deleteExisting)
 	}
-	if r.el.Disabled || r.el.Readonly {
-		return nil, toolErr("element %d %s %s is %s; it takes no input", id, r.el.Role, q(r.el.Name, 60), map[bool]string{true: "disabled", false: "read-only"}[r.el.Disabled])
+	if e := notEditable(r.el); e != nil {
+		return nil, tools.NewError(e)
 	}
 	if err := s.focus(ctx, t, r); err != nil {
 		return nil, err
@@ -640,6 +478,7 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 		}
 	}
 	if text != "" {
+		var err error
 		if len(text) <= 200 {
 			err = kb.Type(text)
 		} else {
@@ -662,14 +501,12 @@ func (s *Surfer) InputText(ctx context.Context, id int, text string, pressEnter,
 			note += ", and I did not press Enter"
 		}
 	}
-	return s.typed(ctx, t, r, text, pressEnter && kept, note, d)
+	return s.typed(ctx, t, r, text, pressEnter && kept, note)
 }
 
-// typed ends input_text: it presses Enter if asked, waits for the page and
-// says what was typed where, with note added (what the page did to the
-// focus).
-func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool, note string, d policy.Decision) (*ActionResult, error) {
-	id := r.el.ID
+// typed ends input_text: it presses Enter if asked and says what was
+// typed where, with note added (what the page did to the focus).
+func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool, note string) (*outcome, error) {
 	kb := t.page.Keyboard()
 	before := t.nav.Load()
 	if pressEnter {
@@ -677,22 +514,15 @@ func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, 
 			return nil, s.inputErr(ctx, err)
 		}
 	}
-	navigated := s.settle(ctx, t, before)
 	shown := q(text, 80)
 	if r.el.InputType == "password" {
 		shown = "the password"
 	}
-	summary := fmt.Sprintf("I typed %s into %s %s (id %d)", shown, r.el.Role, q(r.el.Name, 60), id)
+	summary := fmt.Sprintf("I typed %s into %s %s (id %d)", shown, r.el.Role, q(r.el.Name, 60), r.el.ID)
 	if pressEnter {
 		summary += " and pressed Enter"
 	}
-	summary += note
-	if s.adoptPopups(ctx, true) > 0 {
-		summary += fmt.Sprintf("; a new tab opened and is now active (tab %d)", s.active)
-	} else if navigated {
-		summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
-	}
-	return s.finish(ctx, summary, d)
+	return settled(t, before, reportNewTab, summary+note), nil
 }
 
 // focus puts the keyboard focus on an element: through the DOM, or by
@@ -716,23 +546,12 @@ func (s *Surfer) focus(ctx context.Context, t *tab, r *elementRef) error {
 
 // Hover moves the mouse over an element.
 func (s *Surfer) Hover(ctx context.Context, id int) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r, err := s.target(id)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.reachable(ctx, r); err != nil {
-		return nil, err
-	}
-	if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
-		return nil, s.inputErr(ctx, err)
-	}
-	s.settle(ctx, t, t.nav.Load())
-	return s.finish(ctx, fmt.Sprintf("I moved the mouse over %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id))
+	return s.onElement(ctx, aim{id: id, reach: true}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
+			return nil, s.inputErr(ctx, err)
+		}
+		return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I moved the mouse over %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id)), nil
+	})
 }
 
 // selectNative picks an option of a <select> by its visible label: exact,
@@ -760,47 +579,45 @@ const selectNative = `function (label) {
 // SelectOption chooses an option by its visible label in a native <select>
 // or an ARIA combobox/listbox.
 func (s *Surfer) SelectOption(ctx context.Context, id int, option string) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r, err := s.target(id)
-	if err != nil {
-		return nil, err
-	}
-	d, err := s.gateAction(ctx, "select_option", t, r.el)
-	if err != nil {
-		return nil, err
-	}
-	if r.el.Tag == "select" {
-		var res struct {
-			Error   string
-			Chosen  string
-			Options []string
+	return s.onElement(ctx, aim{id: id, tool: "select_option"}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		if r.el.Tag == "select" {
+			return s.chooseNative(ctx, t, r, option)
 		}
-		if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, selectNative, []any{option}, &res); err != nil {
-			if browserGone(err) {
-				return nil, err
-			}
-			return nil, toolErr("could not choose in element %d: %s", id, shortErr(err))
-		}
-		switch {
-		case res.Error == "no option":
-			return nil, toolErr("element %d %s has no option %s; its options are %s", id, q(r.el.Name, 60), q(option, 60), quoteList(res.Options, 20))
-		case res.Error != "":
-			return nil, toolErr("could not choose in element %d: %s", id, res.Error)
-		}
-		before := t.nav.Load()
-		s.settle(ctx, t, before)
-		return s.finish(ctx, fmt.Sprintf("I chose %s in %s %s (id %d)", q(res.Chosen, 60), r.el.Role, q(r.el.Name, 60), id), d)
+		return s.selectARIA(ctx, t, r, option)
+	})
+}
+
+// chooseNative chooses in a native <select> (see selectNative).
+func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, option string) (*outcome, error) {
+	id := r.el.ID
+	var res struct {
+		Error   string
+		Chosen  string
+		Options []string
 	}
-	return s.selectARIA(ctx, t, r, option, d)
+	if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, selectNative, []any{option}, &res); err != nil {
+		if browserGone(err) {
+			return nil, err
+		}
+		return nil, toolErr("could not choose in element %d: %s", id, shortErr(err))
+	}
+	switch {
+	case res.Error == "no option":
+		return nil, toolErr("element %d %s has no option %s; its options are %s", id, q(r.el.Name, 60), q(option, 60), quoteList(res.Options, 20))
+	case res.Error != "":
+		return nil, toolErr("could not choose in element %d: %s", id, res.Error)
+	}
+	return settled(t, t.nav.Load(), reportNothing, chose(res.Chosen, r)), nil
+}
+
+// chose is the summary of select_option.
+func chose(option string, r *elementRef) string {
+	return fmt.Sprintf("I chose %s in %s %s (id %d)", q(option, 60), r.el.Role, q(r.el.Name, 60), r.el.ID)
 }
 
 // selectARIA opens an ARIA combobox or listbox if needed, then clicks the
 // option with the label.
-func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option string, d policy.Decision) (*ActionResult, error) {
+func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option string) (*outcome, error) {
 	id := r.el.ID
 	switch r.el.Role {
 	case "combobox", "listbox", "button", "textbox", "searchbox":
@@ -844,9 +661,9 @@ func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option s
 		}
 		return nil, toolErr("element %d has no option %s; the options shown are %s", id, q(option, 60), quoteList(names, 20))
 	}
-	or, err := s.resolve(best.ID)
+	or, err := s.target(best.ID)
 	if err != nil {
-		return nil, tools.NewError(err)
+		return nil, err
 	}
 	if err := s.reachable(ctx, or); err != nil {
 		return nil, err
@@ -855,8 +672,7 @@ func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option s
 	if err := t.page.Mouse().Click(or.clickX, or.clickY); err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
-	s.settle(ctx, t, before)
-	return s.finish(ctx, fmt.Sprintf("I chose %s in %s %s (id %d)", q(best.Name, 60), r.el.Role, q(r.el.Name, 60), id), d)
+	return settled(t, before, reportNothing, chose(best.Name, r)), nil
 }
 
 func quoteList(list []string, n int) string { return quoteJoin(list, n, 40, ", ") }
@@ -865,59 +681,41 @@ func quoteList(list []string, n int) string { return quoteJoin(list, n, 40, ", "
 // such as "Control+A". Key names are Playwright's (Enter, Tab, ArrowDown,
 // Escape, PageDown, ...).
 func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if len(keys) == 0 {
-		return nil, toolErr("keypress needs at least one key")
-	}
-	before := t.nav.Load()
-	for i, k := range keys {
-		if strings.TrimSpace(k) == "" {
-			return nil, toolErr("key %d is empty", i+1)
+	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
+		if len(keys) == 0 {
+			return nil, toolErr("keypress needs at least one key")
 		}
-		if err := s.unlessDialog(func() error { return t.page.Keyboard().Press(k) }); err != nil {
-			if browserGone(err) || ctx.Err() != nil {
-				return nil, errors.Join(ctx.Err(), err)
+		before := t.nav.Load()
+		for i, k := range keys {
+			if strings.TrimSpace(k) == "" {
+				return nil, toolErr("key %d is empty", i+1)
 			}
-			if i == 0 {
-				return nil, toolErr("could not press %s: %s", q(k, 40), shortErr(err))
+			if err := s.unlessDialog(func() error { return t.page.Keyboard().Press(k) }); err != nil {
+				if i == 0 {
+					return nil, pageErr(ctx, err, "could not press %s: %s", q(k, 40))
+				}
+				return nil, pageErr(ctx, err, "pressed %s, then could not press %s: %s", quoteList(keys[:i], 10), q(k, 40))
 			}
-			return nil, toolErr("pressed %s, then could not press %s: %s", quoteList(keys[:i], 10), q(k, 40), shortErr(err))
+			if s.pendingDialog() != nil {
+				keys = keys[:i+1] // the page waits in a dialog: the rest would land in it
+				break
+			}
 		}
-		if s.pendingDialog() != nil {
-			keys = keys[:i+1] // the page waits in a dialog: the rest would land in it
-			break
-		}
-	}
-	navigated := s.settle(ctx, t, before)
-	summary := "I pressed " + quoteList(keys, 10)
-	if s.adoptPopups(ctx, true) > 0 {
-		summary += fmt.Sprintf("; a new tab opened and is now active (tab %d)", s.active)
-	} else if navigated {
-		summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
-	}
-	return s.finish(ctx, summary)
+		return settled(t, before, reportNewTab, "I pressed "+quoteList(keys, 10)), nil
+	})
 }
 
 // UploadFile puts a file from the session's uploads directory into a file
 // input (or the file chooser an element opens).
 func (s *Surfer) UploadFile(ctx context.Context, id int, path string) (*ActionResult, error) {
-	t, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	r, err := s.target(id)
-	if err != nil {
-		return nil, err
-	}
-	d, err := s.gateAction(ctx, "upload_file", t, r.el)
-	if err != nil {
-		return nil, err
-	}
+	return s.onElement(ctx, aim{id: id, tool: "upload_file"}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		return s.upload(ctx, t, r, path)
+	})
+}
+
+// upload is the step of upload_file.
+func (s *Surfer) upload(ctx context.Context, t *tab, r *elementRef, path string) (*outcome, error) {
+	id := r.el.ID
 	file, err := s.uploadPath(path)
 	if err != nil {
 		return nil, err
@@ -949,8 +747,7 @@ func (s *Surfer) UploadFile(ctx context.Context, id int, path string) (*ActionRe
 			return nil, toolErr("could not set the file: %s", shortErr(err))
 		}
 	}
-	s.settle(ctx, t, t.nav.Load())
-	return s.finish(ctx, fmt.Sprintf("I uploaded %s into %s %s (id %d)", q(filepath.Base(file), 80), r.el.Role, q(r.el.Name, 60), id), d)
+	return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I uploaded %s into %s %s (id %d)", q(filepath.Base(file), 80), r.el.Role, q(r.el.Name, 60), id)), nil
 }
 
 // uploadPath resolves a path the model gave inside the uploads directory,
@@ -998,26 +795,18 @@ func (s *Surfer) uploadPath(p string) (string, error) {
 
 // CreateTab opens a new tab on a URL and makes it active.
 func (s *Surfer) CreateTab(ctx context.Context, raw string) (*ActionResult, error) {
-	_, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	u, _ := s.normalizeURL(raw)
-	d, err := s.gateURL(ctx, "create_tab", u, "")
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.openTab(ctx)
-	if err != nil {
-		return nil, err
-	}
-	before := t.nav.Load()
-	if err := s.gotoURL(ctx, t, d.URL); err != nil {
-		return nil, err
-	}
-	s.settle(ctx, t, before)
-	return s.finish(ctx, fmt.Sprintf("I opened tab %d on %s", s.active, q(t.page.URL(), 200)), d)
+	return s.onPage(ctx, func(ctx context.Context, _ *tab) (*outcome, error) {
+		u, _ := s.normalizeURL(raw)
+		d, err := s.gateURL(ctx, "create_tab", u, "")
+		if err != nil {
+			return nil, err
+		}
+		t, err := s.openTab(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.load(ctx, t, d, func() string { return fmt.Sprintf("I opened tab %d on %s", s.active, q(t.page.URL(), 200)) })
+	})
 }
 
 // openTab opens a blank tab and makes it active.
@@ -1053,36 +842,38 @@ const maxTabs = 20
 
 // SwitchTab makes tab i (counted from 0) active.
 func (s *Surfer) SwitchTab(ctx context.Context, i int) (*ActionResult, error) {
-	_, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if i < 0 || i >= len(s.tabs) {
-		return nil, toolErr("there is no tab %d; tabs are numbered 0-%d", i, len(s.tabs)-1)
-	}
-	s.active = i
-	s.front()
-	return s.finish(ctx, fmt.Sprintf("I switched to tab %d (%s)", i, q(s.tabs[i].page.URL(), 200)))
+	return s.onPage(ctx, func(ctx context.Context, _ *tab) (*outcome, error) {
+		if err := s.checkTab(i); err != nil {
+			return nil, err
+		}
+		s.active = i
+		s.front()
+		return &outcome{summary: fmt.Sprintf("I switched to tab %d (%s)", i, q(s.tabs[i].page.URL(), 200))}, nil
+	})
 }
 
 // CloseTab closes tab i; the one before it (or the first) becomes active.
 func (s *Surfer) CloseTab(ctx context.Context, i int) (*ActionResult, error) {
-	_, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	return s.onPage(ctx, func(ctx context.Context, _ *tab) (*outcome, error) {
+		if err := s.checkTab(i); err != nil {
+			return nil, err
+		}
+		if len(s.tabs) == 1 {
+			return nil, toolErr("tab %d is the only tab; it cannot be closed", i)
+		}
+		u := s.tabs[i].page.URL()
+		s.closeTab(s.tabs[i])
+		s.front()
+		return &outcome{summary: fmt.Sprintf("I closed tab %d (%s); tab %d is active", i, q(u, 200), s.active)}, nil
+	})
+}
+
+// checkTab refuses a tab number that is not a tab's.
+func (s *Surfer) checkTab(i int) error {
 	if i < 0 || i >= len(s.tabs) {
-		return nil, toolErr("there is no tab %d; tabs are numbered 0-%d", i, len(s.tabs)-1)
+		return toolErr("there is no tab %d; tabs are numbered 0-%d", i, len(s.tabs)-1)
 	}
-	if len(s.tabs) == 1 {
-		return nil, toolErr("tab %d is the only tab; it cannot be closed", i)
-	}
-	u := s.tabs[i].page.URL()
-	s.closeTab(s.tabs[i])
-	s.front()
-	return s.finish(ctx, fmt.Sprintf("I closed tab %d (%s); tab %d is active", i, q(u, 200), s.active))
+	return nil
 }
 
 // closeTab closes a tab and picks the active one.
@@ -1173,20 +964,17 @@ func (s *Surfer) adoptPopups(ctx context.Context, activate bool) int {
 
 // Sleep waits, for pages that change on their own.
 func (s *Surfer) Sleep(ctx context.Context, seconds float64) (*ActionResult, error) {
-	_, unlock, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if seconds <= 0 || seconds > 30 {
-		return nil, toolErr("sleep takes 0 to 30 seconds, not %g", seconds)
-	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(time.Duration(seconds * float64(time.Second))):
-	}
-	return s.finish(ctx, fmt.Sprintf("I waited %g seconds", seconds))
+	return s.onPage(ctx, func(ctx context.Context, _ *tab) (*outcome, error) {
+		if seconds <= 0 || seconds > 30 {
+			return nil, toolErr("sleep takes 0 to 30 seconds, not %g", seconds)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(seconds * float64(time.Second))):
+		}
+		return &outcome{summary: fmt.Sprintf("I waited %g seconds", seconds)}, nil
+	})
 }
 
 // StopAction ends the task with an answer.
@@ -1194,16 +982,36 @@ func (s *Surfer) StopAction(answer string) *ActionResult {
 	return &ActionResult{Summary: "I finished with the answer: " + answer, Done: true, Answer: answer}
 }
 
+// pageErr sorts an error of a call into the page: the run or the browser
+// gone ends the run; anything else goes back to the model, as format with
+// the error's first line as its last argument.
+func pageErr(ctx context.Context, err error, format string, args ...any) error {
+	if browserGone(err) || ctx.Err() != nil {
+		return errors.Join(ctx.Err(), err)
+	}
+	return toolErr(format, append(args, shortErr(err))...)
+}
+
 // inputErr sorts an error of a mouse or keyboard call: the browser gone
 // ends the run, anything else goes back to the model.
 func (s *Surfer) inputErr(ctx context.Context, err error) error {
+	if err := endsRun(ctx, err); err != nil {
+		return err
+	}
+	return toolErr("%s", shortErr(err))
+}
+
+// endsRun returns the error that ends the run after a call into the
+// browser failed with err: the run's own (its ctx ended) or err if the
+// browser is gone; nil when the model is to hear of err instead.
+func endsRun(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if browserGone(err) {
 		return err
 	}
-	return toolErr("%s", shortErr(err))
+	return nil
 }
 
 // browserGone reports errors after which the session cannot go on: the

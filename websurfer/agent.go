@@ -13,6 +13,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -32,22 +33,9 @@ const (
 	DefaultNoProgressSteps = 6
 )
 
-// Reasons a run ends.
-const (
-	EndAnswered  = "answered"   // stop_action, or a plain-text answer
-	EndMaxSteps  = "max_steps"  // MaxSteps reached
-	EndMaxTokens = "max_tokens" // MaxTokens spent
-	EndMaxTime   = "max_time"   // MaxTime passed
-	EndStalled   = "stalled"    // looping or no progress, after a warning
-	EndCancelled = "cancelled"  // the caller's context ended
-	EndError     = "error"      // a runtime error: the model, or a browser that could not be recovered
-)
-
-// RunOptions configures Run. Surfer is required; every zero value is a
-// documented default, never "unbounded".
+// RunOptions configures a run of the agent loop (Surfer.Run); every zero
+// value is a documented default, never "unbounded".
 type RunOptions struct {
-	// Surfer is the browser session the run drives.
-	Surfer *Surfer
 	// Model decides each step; nil means the surfer's Config.Model.
 	Model Model
 	// ModelName is sent with each request; empty means the surfer's.
@@ -94,10 +82,10 @@ type RunOptions struct {
 	NoProgressSteps int
 
 	// Journal records the run, if set.
-	Journal *Journal
+	Journal *journal.Writer
 	// Relaunch replaces the browser session when the browser crashed or
 	// disconnected; the run reopens the last page and goes on. Nil means
-	// such a run ends with EndError.
+	// such a run ends with journal.EndError.
 	Relaunch func(ctx context.Context) (*sandbox.Session, error)
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
@@ -110,12 +98,12 @@ type Step struct {
 	Observation *Observation
 	// Content is the model's text, if any.
 	Content   string
-	Calls     []Call
+	Calls     []journal.Call
 	Decisions []Decided
 	Results   []CallResult
 	// Usage is this step's model tokens; Total the run's so far.
-	Usage Usage
-	Total Usage
+	Usage journal.Usage
+	Total journal.Usage
 	// Notes are the corrections and warnings surf gave the model.
 	Notes []string
 	// Recovered says how a crash was recovered from, if one was.
@@ -124,7 +112,7 @@ type Step struct {
 	// Done is set on the last step, with why the run ended and, if it
 	// was answered, the answer.
 	Done      bool
-	EndReason string
+	EndReason journal.EndReason
 	Answer    string
 }
 
@@ -136,27 +124,27 @@ type CallResult struct {
 	Duration time.Duration
 }
 
-// Run runs the agent loop on opts.Surfer: observe, ask the model which
+// Run runs the agent loop on this surfer: observe, ask the model which
 // tool to call, pass the call through the policy gate, act, record, until
 // the task is answered or a limit is reached. It yields each step; the
 // last one has Done set and says why the run ended. A runtime error (the
 // model unreachable after its retries, a browser that could not be
 // recovered) ends the run and is yielded with that last step.
-func Run(ctx context.Context, task string, opts RunOptions) iter.Seq2[*Step, error] {
+//
+// Run is the one way into the agent loop. It is a method because a run
+// always drives exactly one surfer (its session, policy, tools and model
+// defaults), so there is no run without one. Each range over the returned
+// iterator is a new run; runs on one surfer share its tabs and should not
+// overlap.
+func (s *Surfer) Run(ctx context.Context, task string, opts RunOptions) iter.Seq2[*Step, error] {
 	return func(yield func(*Step, error) bool) {
-		r, err := newRun(task, opts)
+		r, err := newRun(s, task, opts)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		r.run(ctx, yield)
 	}
-}
-
-// Run runs the agent loop on this surfer; see the package-level Run.
-func (s *Surfer) Run(ctx context.Context, task string, opts RunOptions) iter.Seq2[*Step, error] {
-	opts.Surfer = s
-	return Run(ctx, task, opts)
 }
 
 type run struct {
@@ -167,10 +155,10 @@ type run struct {
 	name  string
 	reg   *tools.Registry
 	log   *slog.Logger
-	j     *Journal
+	j     *journal.Writer
 
 	msgs    []openai.ChatCompletionMessage
-	total   Usage
+	total   journal.Usage
 	notes   []string
 	fails   map[string]int
 	blocked map[string]int // tool -> step it is withheld until
@@ -188,14 +176,14 @@ type run struct {
 	warnedStill bool
 }
 
-func newRun(task string, o RunOptions) (*run, error) {
-	if o.Surfer == nil {
-		return nil, errors.New("websurfer: RunOptions.Surfer is required")
+func newRun(s *Surfer, task string, o RunOptions) (*run, error) {
+	if s == nil {
+		return nil, errors.New("websurfer: Run on a nil *Surfer")
 	}
 	if strings.TrimSpace(task) == "" {
 		return nil, errors.New("websurfer: the task is empty")
 	}
-	r := &run{task: task, o: o, s: o.Surfer, model: o.Model, name: o.ModelName, j: o.Journal,
+	r := &run{task: task, o: o, s: s, model: o.Model, name: o.ModelName, j: o.Journal,
 		fails: map[string]int{}, blocked: map[string]int{}}
 	if r.model == nil {
 		r.model = r.s.cfg.Model
@@ -270,18 +258,18 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		ContextTokens: r.o.ContextTokens, TokenBudget: r.s.cfg.TokenBudget, Secrets: r.s.pol.SecretNames(),
 		Session: r.s.sess.Info(),
 	})
-	r.j.Write(Entry{Event: EventRunStarted, Task: r.task, Config: cfg})
+	r.j.Write(journal.Entry{Event: journal.KindRunStarted, Task: r.task, Config: cfg})
 	r.msgs = []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: systemPromptFor(r.s.cfg.Image)},
 		{Role: openai.ChatMessageRoleUser, Content: taskMessage(r.task, r.o.StartURL)},
 	}
 
-	end := func(st *Step, reason, answer string, err error) {
+	end := func(st *Step, reason journal.EndReason, answer string, err error) {
 		st.Done, st.EndReason, st.Answer = true, reason, answer
 		st.Total = r.total
-		e := Entry{Event: EventEnded, Step: st.N, EndReason: reason, Answer: answer, Steps: st.N,
-			Usage:    &Usage{Prompt: r.total.Prompt, Completion: r.total.Completion, Total: r.total.Total},
-			Duration: Duration(time.Since(start))}
+		total := r.total
+		e := journal.Entry{Event: journal.KindEnded, Step: st.N, EndReason: reason, Answer: answer, Steps: st.N,
+			Usage: &total, Duration: journal.Duration(time.Since(start))}
 		if err != nil {
 			e.Error = err.Error()
 		}
@@ -293,25 +281,25 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	limit := func(st *Step) bool {
 		switch {
 		case st.N >= r.o.MaxSteps:
-			end(st, EndMaxSteps, "", nil)
+			end(st, journal.EndMaxSteps, "", nil)
 		case r.total.Total >= r.o.MaxTokens:
-			end(st, EndMaxTokens, "", nil)
+			end(st, journal.EndMaxTokens, "", nil)
 		case time.Since(start) >= r.o.MaxTime:
-			end(st, EndMaxTime, "", nil)
+			end(st, journal.EndMaxTime, "", nil)
 		default:
 			return false
 		}
 		return true
 	}
 	// why turns a context error into the reason the run ends.
-	why := func(err error) (string, error) {
+	why := func(err error) (journal.EndReason, error) {
 		switch {
 		case parent.Err() != nil:
-			return EndCancelled, parent.Err()
+			return journal.EndCancelled, parent.Err()
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-			return EndMaxTime, nil
+			return journal.EndMaxTime, nil
 		}
-		return EndError, err
+		return journal.EndError, err
 	}
 
 	if r.o.StartURL != "" {
@@ -330,7 +318,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		}
 		r.journalDecisions(0, "visit_url")
 		args, _ := json.Marshal(map[string]string{"url": r.o.StartURL})
-		e := Entry{Event: EventActed, Tool: "visit_url", Args: args, Duration: Duration(time.Since(t0))}
+		e := journal.Entry{Event: journal.KindActed, Tool: "visit_url", Args: args, Duration: journal.Duration(time.Since(t0))}
 		switch {
 		case err == nil && res == nil: // recovered: the first step observes
 			e.Result = rec.Recovered
@@ -370,7 +358,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		st.Observation = obs
 		r.lastURL = obs.URL
 		img, _ := r.j.SaveImage(n, obs.Seq, obs.Image, obs.ImageMIME)
-		r.j.Write(Entry{Event: EventObserved, Step: n, URL: obs.URL, Title: obs.Title, Elements: len(obs.Elements), Tokens: obs.Tokens, Image: img, Seq: obs.Seq})
+		r.j.Write(journal.Entry{Event: journal.KindObserved, Step: n, URL: obs.URL, Title: obs.Title, Elements: len(obs.Elements), Tokens: obs.Tokens, Image: img, Seq: obs.Seq})
 		fp := fingerprint(obs)
 
 		// Reason.
@@ -385,7 +373,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		r.notes = nil
 		fitted, err := llm.Fit(r.msgs, r.o.ContextTokens, llm.FitOptions{KeepImages: 1, Tools: defs, ImagePlaceholder: "[the screenshot of this earlier step is omitted]"})
 		if err != nil && !errors.Is(err, llm.ErrOverBudget) {
-			end(st, EndError, "", err)
+			end(st, journal.EndError, "", err)
 			return
 		}
 		req := openai.ChatCompletionRequest{Model: r.name, Messages: fitted.Messages, Tools: defs}
@@ -402,10 +390,10 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 				end(st, reason, "", rerr)
 				return
 			}
-			end(st, EndError, "", fmt.Errorf("asking the model: %w", err))
+			end(st, journal.EndError, "", fmt.Errorf("asking the model: %w", err))
 			return
 		}
-		st.Usage = Usage{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Total: resp.Usage.TotalTokens}
+		st.Usage = journal.Usage{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Total: resp.Usage.TotalTokens}
 		r.addTotal(st.Usage)
 		if len(resp.Choices) == 0 {
 			r.correct(st, "the model's reply had no choices", correctNoCall)
@@ -429,15 +417,15 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		r.oversized = clipOversized(msg.ToolCalls, r.reg.MaxArgBytes())
 		st.Content = strings.TrimSpace(msg.Content)
 		for _, tc := range msg.ToolCalls {
-			st.Calls = append(st.Calls, Call{ID: tc.ID, Tool: tc.Function.Name, Args: rawArgs(tc.Function.Arguments), Reasoning: reasoningOf(tc.Function.Arguments)})
+			st.Calls = append(st.Calls, journal.Call{ID: tc.ID, Tool: tc.Function.Name, Args: rawArgs(tc.Function.Arguments), Reasoning: reasoningOf(tc.Function.Arguments)})
 		}
-		r.j.Write(Entry{Event: EventReasoned, Step: n, Calls: st.Calls, Content: st.Content, Usage: &st.Usage})
+		r.j.Write(journal.Entry{Event: journal.KindReasoned, Step: n, Calls: st.Calls, Content: st.Content, Usage: &st.Usage})
 		r.msgs = append(r.msgs, msg)
 
 		if len(msg.ToolCalls) == 0 {
 			if st.Content != "" {
 				st.Duration = time.Since(t0)
-				end(st, EndAnswered, st.Content, nil)
+				end(st, journal.EndAnswered, st.Content, nil)
 				return
 			}
 			r.correct(st, "the reply called no tool", correctNoCall)
@@ -475,7 +463,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		}
 		st.Duration = time.Since(t0)
 		if done {
-			end(st, EndAnswered, answer, nil)
+			end(st, journal.EndAnswered, answer, nil)
 			return
 		}
 
@@ -497,22 +485,22 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		r.prevFP = fp
 		if r.repeats+1 >= r.o.StallRepeats {
 			if r.warnedLoop {
-				end(st, EndStalled, "", nil)
+				end(st, journal.EndStalled, "", nil)
 				return
 			}
 			r.warnedLoop, r.repeats = true, 0
 			r.notes = append(r.notes, correctStalled)
-			r.j.Write(Entry{Event: EventCorrected, Step: n, Message: "the same action on an unchanged page: " + correctStalled})
+			r.j.Write(journal.Entry{Event: journal.KindCorrected, Step: n, Message: "the same action on an unchanged page: " + correctStalled})
 		}
 		if r.sameFor >= r.o.NoProgressSteps {
 			if r.warnedStill && r.sameFor >= r.o.NoProgressSteps*3/2 {
-				end(st, EndStalled, "", nil)
+				end(st, journal.EndStalled, "", nil)
 				return
 			}
 			if !r.warnedStill {
 				r.warnedStill = true
 				r.notes = append(r.notes, correctNoChange)
-				r.j.Write(Entry{Event: EventCorrected, Step: n, Message: correctNoChange})
+				r.j.Write(journal.Entry{Event: journal.KindCorrected, Step: n, Message: correctNoChange})
 			}
 		}
 		st.Total = r.total
@@ -576,7 +564,7 @@ func (r *run) recover(ctx context.Context, st *Step, cause error) error {
 	}
 	st.Recovered = msg
 	r.notes = append(r.notes, msg+". The action that was running may not have happened.")
-	r.j.Write(Entry{Event: EventRecovered, Step: st.N, Message: msg})
+	r.j.Write(journal.Entry{Event: journal.KindRecovered, Step: st.N, Message: msg})
 	return nil
 }
 
@@ -603,7 +591,7 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 	}
 	st.Decisions = append(st.Decisions, r.journalDecisions(st.N, resolved)...)
 	dur := time.Since(t0)
-	entry := Entry{Event: EventActed, Step: st.N, Tool: resolved, Args: rawArgs(tc.Function.Arguments), Duration: Duration(dur)}
+	entry := journal.Entry{Event: journal.KindActed, Step: st.N, Tool: resolved, Args: rawArgs(tc.Function.Arguments), Duration: journal.Duration(dur)}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -646,7 +634,7 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 	if res.IsError {
 		entry.Error = text
 		if !res.Ran {
-			r.j.Write(Entry{Event: EventCorrected, Step: st.N, Tool: resolved, Message: text})
+			r.j.Write(journal.Entry{Event: journal.KindCorrected, Step: st.N, Tool: resolved, Message: text})
 		}
 	} else {
 		entry.Result = text
@@ -671,7 +659,7 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 func (r *run) journalDecisions(step int, tool string) []Decided {
 	ds := r.s.TakeDecisions()
 	for _, d := range ds {
-		e := Entry{Event: EventGated, Step: step, Tool: tool, Verdict: d.Verdict.String(), Rule: d.Rule, Reason: d.Reason, Target: d.Target}
+		e := journal.Entry{Event: journal.KindGated, Step: step, Tool: tool, Verdict: d.Verdict.String(), Rule: d.Rule, Reason: d.Reason, Target: d.Target}
 		if e.Target == "" {
 			e.Target = d.URL
 		}
@@ -697,7 +685,7 @@ func (r *run) breaker(st *Step, tool string, failed bool) {
 		r.fails[tool] = 0
 		note := fmt.Sprintf("%s failed %d times in a row, so it is unavailable for the next %d steps; try another way.", tool, r.o.BreakerFailures, r.o.BreakerCooldown)
 		r.notes = append(r.notes, note)
-		r.j.Write(Entry{Event: EventCorrected, Step: st.N, Tool: tool, Message: note})
+		r.j.Write(journal.Entry{Event: journal.KindCorrected, Step: st.N, Tool: tool, Message: note})
 	}
 }
 
@@ -718,14 +706,10 @@ func (r *run) offered(step int) []string {
 func (r *run) correct(st *Step, what, note string) {
 	r.notes = append(r.notes, note)
 	st.Notes = append(st.Notes, note)
-	r.j.Write(Entry{Event: EventCorrected, Step: st.N, Message: what + ": " + note})
+	r.j.Write(journal.Entry{Event: journal.KindCorrected, Step: st.N, Message: what + ": " + note})
 }
 
-func (r *run) addTotal(u Usage) {
-	r.total.Prompt += u.Prompt
-	r.total.Completion += u.Completion
-	r.total.Total += u.Total
-}
+func (r *run) addTotal(u journal.Usage) { r.total.Add(u) }
 
 // fingerprint identifies a page state: where, and what the model saw.
 func fingerprint(o *Observation) string {

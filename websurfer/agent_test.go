@@ -13,17 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/internal/bounded"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/proc"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )
 
-// agentFixture is a surfer on the demo site with a scripted model.
+// agentFixture is a surfer on the library site with a scripted model.
 type agentFixture struct {
-	site    *demosite.Server
+	site    library
 	sites   *browsertest.Sites
 	fake    *fakeopenai.Server
 	model   *llm.Client
@@ -47,6 +49,17 @@ func loadScript(t *testing.T, name string, subst map[string]string) *fakeopenai.
 		t.Fatalf("%s: %v", name, err)
 	}
 	return sc
+}
+
+// library is the fixture site testdata/sites/library (a search form,
+// results, branch pages with a select) on origin A of sites.
+type library struct {
+	URL  string // its root, such as http://127.0.0.1:41234/library
+	Host string // the host:port the policy must allow
+}
+
+func libraryOn(sites *browsertest.Sites) library {
+	return library{URL: sites.A + "/library", Host: sites.HostA()}
 }
 
 func demoPolicy(t testing.TB, hosts ...string) *policy.Policy {
@@ -80,16 +93,12 @@ func newAgentFixture(t *testing.T, script string) *agentFixture {
 
 func newAgentFixtureScript(t *testing.T, script func(site, a string) *fakeopenai.Script) *agentFixture {
 	t.Helper()
-	site, err := demosite.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(site.Close)
 	sites := browsertest.ServeSites(t)
+	site := libraryOn(sites)
 	f := &agentFixture{site: site, sites: sites}
 	f.fake = fakeopenai.Start(t, script(site.URL, sites.A))
 	f.model = newModel(t, f.fake)
-	pol := demoPolicy(t, site.Host, strings.TrimPrefix(sites.A, "http://"))
+	pol := demoPolicy(t, site.Host)
 	sess := browsertest.Session(t, sandbox.SessionConfig{Policy: pol})
 	f.s = newSurfer(t, Config{Session: sess, Model: f.model, ModelName: "test-model", SearchURL: site.URL + "/search?q=%s"})
 	f.journal = filepath.Join(t.TempDir(), "run.jsonl")
@@ -99,7 +108,7 @@ func newAgentFixtureScript(t *testing.T, script func(site, a string) *fakeopenai
 // run runs a task to its end and returns its steps.
 func (f *agentFixture) run(t *testing.T, task string, o RunOptions) ([]*Step, error) {
 	t.Helper()
-	j, err := OpenJournal(f.journal, f.s.Policy().Redact)
+	j, err := journal.Open(f.journal, f.s.Policy().Redact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +133,13 @@ func last(steps []*Step) *Step {
 	return steps[len(steps)-1]
 }
 
-func events(t *testing.T, path string) map[string]int {
+func events(t *testing.T, path string) map[journal.Kind]int {
 	t.Helper()
-	es, err := ReadJournal(path)
+	es, err := journal.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := map[string]int{}
+	n := map[journal.Kind]int{}
 	for _, e := range es {
 		n[e.Event]++
 	}
@@ -144,7 +153,7 @@ func TestRunMultiStepTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := last(steps)
-	if !end.Done || end.EndReason != EndAnswered || end.Answer != "On Saturdays from 10:00 to 14:00." {
+	if !end.Done || end.EndReason != journal.EndAnswered || end.Answer != "On Saturdays from 10:00 to 14:00." {
 		t.Fatalf("the run ended %q with %q", end.EndReason, end.Answer)
 	}
 	if len(steps) != 3 || end.Total.Total != 1500+20+1600+15+1700+12 {
@@ -156,17 +165,17 @@ func TestRunMultiStepTask(t *testing.T) {
 	}
 	// The journal has every step: observed, reasoned, gated, acted.
 	got := events(t, f.journal)
-	for ev, want := range map[string]int{EventRunStarted: 1, EventObserved: 3, EventReasoned: 3, EventActed: 4, EventEnded: 1} {
+	for ev, want := range map[journal.Kind]int{journal.KindRunStarted: 1, journal.KindObserved: 3, journal.KindReasoned: 3, journal.KindActed: 4, journal.KindEnded: 1} {
 		if got[ev] != want {
 			t.Errorf("journal has %d %s lines; want %d (%v)", got[ev], ev, want, got)
 		}
 	}
-	if got[EventGated] < 3 {
-		t.Errorf("journal has %d gated lines; want one per gated action", got[EventGated])
+	if got[journal.KindGated] < 3 {
+		t.Errorf("journal has %d gated lines; want one per gated action", got[journal.KindGated])
 	}
-	es, _ := ReadJournal(f.journal)
+	es, _ := journal.Read(f.journal)
 	for _, e := range es {
-		if e.Event == EventObserved {
+		if e.Event == journal.KindObserved {
 			if _, err := os.Stat(filepath.Join(filepath.Dir(f.journal), e.Image)); err != nil {
 				t.Errorf("observed image %q: %v", e.Image, err)
 			}
@@ -197,7 +206,7 @@ func TestRunRecoversFromDenial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered {
+	if end := last(steps); end.EndReason != journal.EndAnswered {
 		t.Fatalf("ended %q", end.EndReason)
 	}
 	f.fake.Check(t)
@@ -208,10 +217,10 @@ func TestRunRecoversFromDenial(t *testing.T) {
 	if !denied {
 		t.Errorf("step 1 decisions %+v lack the denial", steps[0].Decisions)
 	}
-	es, _ := ReadJournal(f.journal)
+	es, _ := journal.Read(f.journal)
 	found := false
 	for _, e := range es {
-		found = found || (e.Event == EventGated && e.Verdict == "deny" && strings.Contains(e.Reason, "127.0.0.9"))
+		found = found || (e.Event == journal.KindGated && e.Verdict == "deny" && strings.Contains(e.Reason, "127.0.0.9"))
 	}
 	if !found {
 		t.Error("the journal has no gated deny line")
@@ -225,7 +234,7 @@ func TestRunStalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := last(steps)
-	if end.EndReason != EndStalled {
+	if end.EndReason != journal.EndStalled {
 		t.Fatalf("ended %q after %d steps; want stalled", end.EndReason, len(steps))
 	}
 	// It was warned before it was stopped.
@@ -246,7 +255,7 @@ func TestRunBreakerWithholdsFailingTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered || len(steps) != 4 {
+	if end := last(steps); end.EndReason != journal.EndAnswered || len(steps) != 4 {
 		t.Fatalf("ended %q after %d steps", end.EndReason, len(steps))
 	}
 	f.fake.Check(t)
@@ -258,7 +267,7 @@ func TestRunToolTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered {
+	if end := last(steps); end.EndReason != journal.EndAnswered {
 		t.Fatalf("ended %q", end.EndReason)
 	}
 	f.fake.Check(t)
@@ -270,13 +279,13 @@ func TestRunSurvivesMalformedReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := last(steps); end.EndReason != EndAnswered || end.Answer != "done" {
+	if end := last(steps); end.EndReason != journal.EndAnswered || end.Answer != "done" {
 		t.Fatalf("ended %q (%q) after %d steps", end.EndReason, end.Answer, len(steps))
 	}
 	f.fake.Check(t)
 	got := events(t, f.journal)
-	if got[EventCorrected] < 4 {
-		t.Errorf("%d corrected lines; want one for each of the 4 malformed replies (%v)", got[EventCorrected], got)
+	if got[journal.KindCorrected] < 4 {
+		t.Errorf("%d corrected lines; want one for each of the 4 malformed replies (%v)", got[journal.KindCorrected], got)
 	}
 	// Both calls of the double reply got a tool result, one of them "not run".
 	r := f.fake.Requests()[3]
@@ -308,11 +317,11 @@ func TestRunLimits(t *testing.T) {
 		name   string
 		script *fakeopenai.Script
 		o      RunOptions
-		want   string
+		want   journal.EndReason
 	}{
-		{"steps", repeatHover, RunOptions{MaxSteps: 2}, EndMaxSteps},
-		{"tokens", repeatHover, RunOptions{MaxTokens: 2500}, EndMaxTokens},
-		{"time", slow, RunOptions{MaxTime: 2 * time.Second}, EndMaxTime},
+		{"steps", repeatHover, RunOptions{MaxSteps: 2}, journal.EndMaxSteps},
+		{"tokens", repeatHover, RunOptions{MaxTokens: 2500}, journal.EndMaxTokens},
+		{"time", slow, RunOptions{MaxTime: 2 * time.Second}, journal.EndMaxTime},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newAgentFixtureScript(t, func(string, string) *fakeopenai.Script { return c.script })
@@ -336,8 +345,8 @@ func TestRunLimits(t *testing.T) {
 					t.Errorf("spent %d tokens with MaxTokens 2500", end.Total.Total)
 				}
 			}
-			es, _ := ReadJournal(f.journal)
-			if e := es[len(es)-1]; e.Event != EventEnded || e.EndReason != c.want {
+			es, _ := journal.Read(f.journal)
+			if e := es[len(es)-1]; e.Event != journal.KindEnded || e.EndReason != c.want {
 				t.Errorf("last journal line %+v", e)
 			}
 		})
@@ -350,7 +359,7 @@ func TestRunHonoursRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last(steps).EndReason != EndAnswered {
+	if last(steps).EndReason != journal.EndAnswered {
 		t.Fatalf("ended %q", last(steps).EndReason)
 	}
 	reqs := f.fake.Requests()
@@ -390,11 +399,7 @@ func TestSummarizeLargePageInChunks(t *testing.T) {
 // TestRunRecoversFromBrowserCrash kills the browser under a running task:
 // the run relaunches it, reopens the page and finishes.
 func TestRunRecoversFromBrowserCrash(t *testing.T) {
-	site, err := demosite.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer site.Close()
+	site := libraryOn(browsertest.ServeSites(t))
 	fake := fakeopenai.Start(t, loadScript(t, "crash.yaml", map[string]string{"SITE": site.URL}))
 	pol := demoPolicy(t, site.Host)
 	var sandboxes []*sandbox.Sandbox
@@ -420,8 +425,8 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	journal := filepath.Join(t.TempDir(), "run.jsonl")
-	j, _ := OpenJournal(journal, nil)
+	jpath := filepath.Join(t.TempDir(), "run.jsonl")
+	j, _ := journal.Open(jpath, nil)
 	defer j.Close()
 	var steps []*Step
 	for st, err := range s.Run(context.Background(), "Search for harbour.", RunOptions{StartURL: site.URL, Journal: j, Relaunch: launch}) {
@@ -430,32 +435,61 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 		}
 		steps = append(steps, st)
 		if st.N == 1 {
-			// Kill the browser the way a crash would.
-			syscall.Kill(-sandboxes[0].Info().PID, syscall.SIGKILL)
-			syscall.Kill(sandboxes[0].Info().PID, syscall.SIGKILL)
-			time.Sleep(300 * time.Millisecond)
+			// Kill the browser the way a crash would, and go on only once
+			// it is gone for sure: step 2 must find it lost, not show the
+			// model the observation step 1 took before the kill.
+			killBrowser(t, sandboxes[0])
+			awaitBrowserGone(t, sandboxes[0], sess)
 		}
 	}
 	end := last(steps)
-	if end.EndReason != EndAnswered || end.Answer != "recovered" {
+	if end.EndReason != journal.EndAnswered || end.Answer != "recovered" {
 		t.Fatalf("ended %q (%q)", end.EndReason, end.Answer)
 	}
 	if len(sandboxes) != 2 {
 		t.Errorf("%d browsers launched; want a relaunch", len(sandboxes))
 	}
-	if events(t, journal)[EventRecovered] != 1 {
+	if events(t, jpath)[journal.KindRecovered] != 1 {
 		t.Error("the journal does not record the recovery")
 	}
 	fake.Check(t)
+}
+
+// awaitBrowserGone returns once sb's killed browser process is gone, the
+// Playwright connection has noticed (the run checks that before it reuses
+// an observation), and a call on sess fails with an error
+// sandbox.BrowserGone recognises (the run relaunches on those).
+func awaitBrowserGone(t *testing.T, sb *sandbox.Sandbox, sess *sandbox.Session) {
+	t.Helper()
+	pid := sb.Info().PID
+	// Not a timing assertion: a bound on a wait that would otherwise
+	// hang the test if the kill went unnoticed.
+	deadline := time.Now().Add(time.Minute)
+	for proc.Alive(pid) || sb.Browser().IsConnected() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the kill: browser pid %d alive %v, connected %v", pid, proc.Alive(pid), sb.Browser().IsConnected())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := bounded.Call(time.Minute, func() error {
+		p, err := sess.NewPage(context.Background())
+		if err == nil {
+			p.Close()
+		}
+		return err
+	})
+	if !sandbox.BrowserGone(err) {
+		t.Fatalf("a new page after the kill: %v; want an error saying the browser is gone", err)
+	}
 }
 
 // TestKilledRunLeavesParsableJournal runs a task in a child process and
 // kills it with SIGKILL mid-run: every finished line of its journal
 // parses.
 func TestKilledRunLeavesParsableJournal(t *testing.T) {
-	journal := filepath.Join(t.TempDir(), "run.jsonl")
+	jpath := filepath.Join(t.TempDir(), "run.jsonl")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRunForever$")
-	cmd.Env = append(os.Environ(), "SURF_TEST_HELPER=run-forever", "SURF_TEST_JOURNAL="+journal)
+	cmd.Env = append(os.Environ(), "SURF_TEST_HELPER=run-forever", "SURF_TEST_JOURNAL="+jpath)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -484,7 +518,7 @@ func TestKilledRunLeavesParsableJournal(t *testing.T) {
 	for _, m := range matches {
 		os.RemoveAll(m)
 	}
-	b, err := os.ReadFile(journal)
+	b, err := os.ReadFile(jpath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +528,7 @@ func TestKilledRunLeavesParsableJournal(t *testing.T) {
 		t.Fatalf("only %d finished lines", len(complete))
 	}
 	for i, l := range complete {
-		var e Entry
+		var e journal.Entry
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Errorf("line %d does not parse: %v: %q", i+1, err, l)
 		}
@@ -506,7 +540,7 @@ func TestHelperRunForever(t *testing.T) {
 	if os.Getenv("SURF_TEST_HELPER") != "run-forever" {
 		t.Skip("a helper process for TestKilledRunLeavesParsableJournal")
 	}
-	site, _ := demosite.Start()
+	site := libraryOn(browsertest.ServeSites(t))
 	fake := fakeopenai.Start(t, fakeopenai.NewScript(fakeopenai.Turn{Repeat: true, Reply: fakeopenai.Reply{
 		ToolCalls: []fakeopenai.ToolCall{{Name: "page_down", Arguments: `{}`}, {Name: "hover", Arguments: `{"target_id": 1}`}},
 		Delay:     50 * time.Millisecond,
@@ -517,7 +551,7 @@ func TestHelperRunForever(t *testing.T) {
 	}
 	sess, _ := sb.NewSession(context.Background(), sandbox.SessionConfig{})
 	s, _ := New(context.Background(), Config{Session: sess, Model: newModel(t, fake)})
-	j, _ := OpenJournal(os.Getenv("SURF_TEST_JOURNAL"), nil)
+	j, _ := journal.Open(os.Getenv("SURF_TEST_JOURNAL"), nil)
 	for st := range s.Run(context.Background(), "Browse forever.", RunOptions{StartURL: site.URL, Journal: j, MaxSteps: 1000, StallRepeats: 1000, NoProgressSteps: 1000}) {
 		fmt.Printf("step %d\n", st.N)
 	}
@@ -535,5 +569,44 @@ func TestSystemPromptForImageKinds(t *testing.T) {
 	}
 	if p := systemPromptFor(ImageNone); strings.Contains(p, "screenshot") {
 		t.Errorf("text-only prompt mentions a screenshot: %q", p)
+	}
+}
+
+// TestRunBadInput: a run that cannot start says why, in its one yield,
+// without a panic and without touching the page.
+func TestRunBadInput(t *testing.T) {
+	var none *Surfer
+	s := newSurfer(t, Config{Session: browsertest.Session(t, sandbox.SessionConfig{})})
+	script := fakeopenai.NewScript(fakeopenai.Turn{Reply: fakeopenai.Reply{Content: "never asked"}})
+	script.AllowUnused = true
+	fake := fakeopenai.Start(t, script)
+	model := newModel(t, fake)
+	for _, c := range []struct {
+		name string
+		s    *Surfer
+		task string
+		o    RunOptions
+		want string
+	}{
+		{"nil surfer", none, "Find it.", RunOptions{Model: model}, "nil *Surfer"},
+		{"empty task", s, " \n", RunOptions{Model: model}, "the task is empty"},
+		{"no model", s, "Find it.", RunOptions{}, "needs a model"},
+		{"small context", s, "Find it.", RunOptions{Model: model, ContextTokens: 100}, "ContextTokens 100 is too small"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			for st, err := range c.s.Run(context.Background(), c.task, c.o) {
+				n++
+				if st != nil || err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("yielded %v, %v; want no step and an error saying %q", st, err, c.want)
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d yields; want 1", n)
+			}
+		})
+	}
+	if len(fake.Requests()) != 0 {
+		t.Errorf("the model was asked %d times", len(fake.Requests()))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/internal/tokens"
+	"github.com/surfkit/surf/journal"
 )
 
 // DefaultAskTokens bounds one summarize_page or answer_question request.
@@ -155,7 +156,7 @@ func pageBlock(text string, summaries bool) string {
 // usage is the tokens the surfer's model calls spent (summaries, answers).
 type usageTally struct {
 	mu sync.Mutex
-	u  Usage
+	u  journal.Usage
 }
 
 func (s *Surfer) addUsage(u openai.Usage) {
@@ -168,10 +169,10 @@ func (s *Surfer) addUsage(u openai.Usage) {
 
 // takeUsage returns and resets the tokens spent by the tools' own model
 // calls, for the agent loop's token limit.
-func (s *Surfer) takeUsage() Usage {
+func (s *Surfer) takeUsage() journal.Usage {
 	s.usage.mu.Lock()
 	defer s.usage.mu.Unlock()
 	u := s.usage.u
-	s.usage.u = Usage{}
+	s.usage.u = journal.Usage{}
 	return u
 }

@@ -199,10 +199,7 @@ func (s *Surfer) AnswerDialog(ctx context.Context, accept bool, text string) (*A
 	if err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
-	if s.settle(ctx, h.t, before) && h.t == s.tabs[s.active] {
-		summary += fmt.Sprintf("; the page navigated to %s", q(h.t.page.URL(), 200))
-	}
-	return s.finish(ctx, summary, d)
+	return s.conclude(ctx, settled(h.t, before, reportNavigation, summary, d))
 }
 
 // dialogLine is the observation's line for a held dialog.

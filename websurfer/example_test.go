@@ -7,29 +7,30 @@ import (
 	"os"
 	"strings"
 
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
 )
 
-// The examples run offline against surf's bundled demo site, in a real
-// browser: the same calls work on any site the policy allows.
+// The examples run offline against a small library site among surf's test
+// fixtures (testdata/sites/library), in a real browser: the same calls work
+// on any site the policy allows.
 
 // ExampleSurfer shows the Go API end to end: launch a sandboxed browser,
 // open an isolated session whose policy allows one origin, and drive it
 // with typed methods.
 func ExampleSurfer() {
 	ctx := context.Background()
-	site, err := demosite.Start()
+	site, err := browsertest.StartSites()
 	if err != nil {
 		panic(err)
 	}
 	defer site.Close()
 
-	// The policy: only the demo site's origin (loopback is private, so it
-	// must be allowed by name).
-	allow, _ := policy.ParseHostRule(site.Host)
+	// The policy: only the library site's origin (loopback is private, so
+	// it must be allowed by name).
+	allow, _ := policy.ParseHostRule(site.HostA())
 	pol, err := policy.New(policy.Config{Allow: []policy.HostRule{allow}})
 	if err != nil {
 		panic(err)
@@ -50,7 +51,7 @@ func ExampleSurfer() {
 	}
 	defer s.Close()
 
-	res, err := s.VisitURL(ctx, site.URL)
+	res, err := s.VisitURL(ctx, site.A+"/library")
 	if err != nil {
 		panic(err)
 	}
@@ -87,9 +88,9 @@ func ExampleSurfer() {
 // schema, and only the tools offered for the current page run.
 func ExampleSurfer_Tools() {
 	ctx := context.Background()
-	site, _ := demosite.Start()
+	site, _ := browsertest.StartSites()
 	defer site.Close()
-	allow, _ := policy.ParseHostRule(site.Host)
+	allow, _ := policy.ParseHostRule(site.HostA())
 	sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(os.Getenv), Policy: policy.MustNew(policy.Config{Allow: []policy.HostRule{allow}})})
 	if err != nil {
 		panic(err)
@@ -112,7 +113,7 @@ func ExampleSurfer_Tools() {
 		}
 		fmt.Printf("%s: %d image(s)\n", name, len(res.Images))
 	}
-	call("visit_url", fmt.Sprintf(`{"url": %q}`, site.URL+"/branch/harbour"))
+	call("visit_url", fmt.Sprintf(`{"url": %q}`, site.A+"/library/branch?id=harbour"))
 	call("select_option", `{"target_id": 4, "option": "Saturday"}`)
 	call("click", `{"target_id": "many"}`)
 	call("page_up", `{}`)
@@ -131,12 +132,12 @@ func ExampleSurfer_Tools() {
 	// Plan a visit on = Saturday
 }
 
-// ExampleRun runs a task with the agent loop. A real run reaches a model
-// through llm.New (any OpenAI-compatible endpoint); here a scripted fake
-// endpoint plays the model, so the example runs offline.
-func ExampleRun() {
+// ExampleSurfer_Run runs a task with the agent loop. A real run reaches a
+// model through llm.New (any OpenAI-compatible endpoint); here a scripted
+// fake endpoint plays the model, so the example runs offline.
+func ExampleSurfer_Run() {
 	ctx := context.Background()
-	site, _ := demosite.Start()
+	site, _ := browsertest.StartSites()
 	defer site.Close()
 	model, stop := scriptedModel(
 		`{"name": "input_text", "arguments": "{\"input_field_id\": 4, \"text_value\": \"hill street\"}"}`,
@@ -145,7 +146,7 @@ func ExampleRun() {
 	)
 	defer stop()
 
-	allow, _ := policy.ParseHostRule(site.Host)
+	allow, _ := policy.ParseHostRule(site.HostA())
 	sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(os.Getenv), Policy: policy.MustNew(policy.Config{Allow: []policy.HostRule{allow}})})
 	if err != nil {
 		panic(err)
@@ -155,7 +156,7 @@ func ExampleRun() {
 	s, _ := websurfer.New(ctx, websurfer.Config{Session: sess, Model: model})
 	defer s.Close()
 
-	for st, err := range s.Run(ctx, "Is the Hill Street Reading Room open on Mondays?", websurfer.RunOptions{StartURL: site.URL}) {
+	for st, err := range s.Run(ctx, "Is the Hill Street Reading Room open on Mondays?", websurfer.RunOptions{StartURL: site.A + "/library"}) {
 		if err != nil {
 			panic(err)
 		}

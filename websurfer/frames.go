@@ -153,10 +153,7 @@ func (s *Surfer) actionFrames(ctx context.Context, el *Element) ([]string, error
 // the run gone ends the run; anything else is a tool error, and the
 // action is not done.
 func (s *Surfer) frameErr(ctx context.Context, r *elementRef, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if browserGone(err) {
+	if err := endsRun(ctx, err); err != nil {
 		return err
 	}
 	return toolErr("could not tell which frame element %d %s %s is in (%s); observe again", r.el.ID, r.el.Role, q(r.el.Name, 60), shortErr(err))

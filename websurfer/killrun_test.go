@@ -16,6 +16,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -172,10 +173,10 @@ func killedRun(t *testing.T, point string) {
 		closeTook time.Duration
 	}
 	done := make(chan outcome, 1)
-	journal := t.TempDir() + "/run.jsonl"
+	jpath := t.TempDir() + "/run.jsonl"
 	go func() {
 		var o outcome
-		j, _ := OpenJournal(journal, nil)
+		j, _ := journal.Open(jpath, nil)
 		for st, err := range s.Run(context.Background(), "Open the form and stop.", RunOptions{StartURL: sites.A + "/actions/article.html", Journal: j, Relaunch: relaunch}) {
 			if st != nil {
 				o.steps = append(o.steps, st)
@@ -205,10 +206,10 @@ func killedRun(t *testing.T, point string) {
 	}
 	t.Logf("%s: the run ended; closing the surfer and the browsers took %v", point, o.closeTook)
 	end := last(o.steps)
-	if o.err != nil || end.EndReason != EndAnswered || end.Answer != "recovered" {
+	if o.err != nil || end.EndReason != journal.EndAnswered || end.Answer != "recovered" {
 		t.Fatalf("the run ended %q (%q), error %v", end.EndReason, end.Answer, o.err)
 	}
-	if events(t, journal)[EventRecovered] < 1 {
+	if events(t, jpath)[journal.KindRecovered] < 1 {
 		t.Error("the journal does not record the recovery")
 	}
 	want := int32(1)

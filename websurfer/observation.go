@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/surfkit/surf/internal/tokens"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/som"
 )
 
@@ -186,20 +187,20 @@ type Timing struct {
 // timingJSON is Timing as JSON: milliseconds, as every duration surf
 // writes (the journal's too), with the unit in the name.
 type timingJSON struct {
-	Total      Duration `json:"total_ms"`
-	Screenshot Duration `json:"screenshot_ms"`
-	Decode     Duration `json:"decode_ms"`
-	Snapshot   Duration `json:"snapshot_ms"`
-	AX         Duration `json:"ax_ms"`
-	Image      Duration `json:"image_ms"`
-	Parse      Duration `json:"parse_ms"`
-	Text       Duration `json:"text_ms"`
+	Total      journal.Duration `json:"total_ms"`
+	Screenshot journal.Duration `json:"screenshot_ms"`
+	Decode     journal.Duration `json:"decode_ms"`
+	Snapshot   journal.Duration `json:"snapshot_ms"`
+	AX         journal.Duration `json:"ax_ms"`
+	Image      journal.Duration `json:"image_ms"`
+	Parse      journal.Duration `json:"parse_ms"`
+	Text       journal.Duration `json:"text_ms"`
 }
 
 // MarshalJSON writes the phases in milliseconds ("total_ms": 63.125).
 func (t Timing) MarshalJSON() ([]byte, error) {
-	return json.Marshal(timingJSON{Duration(t.Total), Duration(t.Screenshot), Duration(t.Decode), Duration(t.Snapshot),
-		Duration(t.AX), Duration(t.Image), Duration(t.Parse), Duration(t.Text)})
+	return json.Marshal(timingJSON{journal.Duration(t.Total), journal.Duration(t.Screenshot), journal.Duration(t.Decode), journal.Duration(t.Snapshot),
+		journal.Duration(t.AX), journal.Duration(t.Image), journal.Duration(t.Parse), journal.Duration(t.Text)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.

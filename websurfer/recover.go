@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -113,7 +114,7 @@ func (r *run) renewTab(ctx context.Context, st *Step) error {
 	msg := "the page crashed and its tab was replaced by a blank one in the same session"
 	st.Recovered = msg
 	r.notes = append(r.notes, msg+".")
-	r.j.Write(Entry{Event: EventRecovered, Step: st.N, Message: msg})
+	r.j.Write(journal.Entry{Event: journal.KindRecovered, Step: st.N, Message: msg})
 	return nil
 }
 

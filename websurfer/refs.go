@@ -1,47 +1,16 @@
 package websurfer
 
-import (
-	"errors"
-	"fmt"
-)
-
-// ErrStale is matched by errors.Is for an id or element from an
-// observation that no longer describes the page.
-var ErrStale = errors.New("stale element id")
-
-// StaleError says why an id cannot be used.
-type StaleError struct {
-	ID     int
-	Seq    int // the observation the id came from, 0 if unknown
-	Latest int // the latest observation
-	Why    string
-}
-
-func (e *StaleError) Error() string {
-	if e.Seq != 0 {
-		return fmt.Sprintf("element %d is from observation %d, but %s; use the ids of observation %d", e.ID, e.Seq, e.Why, e.Latest)
-	}
-	return fmt.Sprintf("element %d: %s", e.ID, e.Why)
-}
-
-// Is makes errors.Is(err, ErrStale) true.
-func (e *StaleError) Is(target error) bool { return target == ErrStale }
-
 // resolve finds an id of the latest observation. Ids are numbered per
 // observation: once the page navigated, or another tab became active, the
 // old numbers mean nothing and are refused.
 func (s *Surfer) resolve(id int) (*elementRef, error) {
 	o := s.last
 	if o == nil {
-		return nil, fmt.Errorf("there is no element %d: nothing has been observed yet", id)
+		return nil, &NoElementError{ID: id}
 	}
 	r, ok := o.refs[id]
 	if !ok {
-		n := len(o.refs)
-		if n == 0 {
-			return nil, fmt.Errorf("there is no element %d: the latest observation lists no elements", id)
-		}
-		return nil, fmt.Errorf("there is no element %d in the latest observation (ids 1-%d)", id, n)
+		return nil, &NoElementError{ID: id, Seq: o.Seq, Count: len(o.refs)}
 	}
 	if o.tab != s.tabs[s.active] {
 		return nil, &StaleError{ID: id, Seq: o.Seq, Latest: o.Seq, Why: "another tab is active now"}

@@ -41,6 +41,7 @@ import (
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"gopkg.in/yaml.v3"
@@ -163,7 +164,7 @@ func runScenario(t *testing.T, sc *scenario, har, cassette string, recording boo
 	}
 	defer s.Close()
 	jpath := filepath.Join(t.TempDir(), "journal.jsonl")
-	j, err := OpenJournal(jpath, pol.Redact)
+	j, err := journal.Open(jpath, pol.Redact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func runScenario(t *testing.T, sc *scenario, har, cassette string, recording boo
 			t.Fatalf("the scripted model's expectations failed while recording %s: %v", sc.name, err)
 		}
 	}
-	entries, err := ReadJournal(jpath)
+	entries, err := journal.Read(jpath)
 	if err != nil {
 		t.Fatalf("reading the journal: %v", err)
 	}
@@ -211,7 +212,7 @@ func runScenario(t *testing.T, sc *scenario, har, cassette string, recording boo
 
 // redactJournal writes entries as canonical JSON lines without what
 // changes from one run to the next.
-func redactJournal(t *testing.T, entries []Entry) []byte {
+func redactJournal(t *testing.T, entries []journal.Entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	for _, e := range entries {
@@ -225,7 +226,7 @@ func redactJournal(t *testing.T, entries []Entry) []byte {
 		}
 		delete(m, "time")
 		delete(m, "duration")
-		if m["event"] == "observed" {
+		if m["event"] == string(journal.KindObserved) {
 			// The data fence's random nonce is one to three tokens.
 			delete(m, "tokens")
 		}

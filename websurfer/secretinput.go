@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/tools"
 )
 
 // A secret is typed into the element the model chose and nowhere else:
@@ -44,7 +45,7 @@ func (s *Surfer) secretTarget(ctx context.Context, t *tab, r *elementRef, text s
 	}
 	if err != nil {
 		s.sess.RecordDenial(sandbox.Denial{Layer: sandbox.LayerAction, URL: own.URL, Host: host, Decision: policy.Decision{Verdict: policy.Deny, Rule: "secrets", Reason: err.Error() + where, Tool: "input_text"}})
-		return "", toolErr("%v%s", err, where)
+		return "", toolErr("%w%s", err, where)
 	}
 	return real, nil
 }
@@ -135,7 +136,8 @@ func (s *Surfer) putSecret(ctx context.Context, t *tab, r *elementRef, real stri
 	case "type":
 		return false, toolErr("element %d %s is not a text field (it is %s); a secret is typed only into a text input or textarea", id, q(r.el.Name, 60), q(res.Type, 40))
 	case "readonly":
-		return false, toolErr("element %d %s %s is disabled or read-only; it takes no input", id, r.el.Role, q(r.el.Name, 60))
+		// The page changed the field since it was observed.
+		return false, tools.NewError(&NotEditableError{ID: id, Role: r.el.Role, Name: r.el.Name})
 	case "long":
 		return false, toolErr("element %d %s takes at most %d characters, fewer than the text with the secret; nothing was typed", id, q(r.el.Name, 60), res.Max)
 	}
@@ -145,9 +147,9 @@ func (s *Surfer) putSecret(ctx context.Context, t *tab, r *elementRef, real stri
 // inputSecret types a text with secrets (real, the values put in) into
 // the element of r: see setSecret. Enter is pressed only if the element
 // still has the focus.
-func (s *Surfer) inputSecret(ctx context.Context, t *tab, r *elementRef, text, real string, pressEnter, replace bool, d policy.Decision) (*ActionResult, error) {
-	if r.el.Disabled || r.el.Readonly {
-		return nil, toolErr("element %d %s %s is %s; it takes no input", r.el.ID, r.el.Role, q(r.el.Name, 60), map[bool]string{true: "disabled", false: "read-only"}[r.el.Disabled])
+func (s *Surfer) inputSecret(ctx context.Context, t *tab, r *elementRef, text, real string, pressEnter, replace bool) (*outcome, error) {
+	if e := notEditable(r.el); e != nil {
+		return nil, tools.NewError(e)
 	}
 	kept, err := s.putSecret(ctx, t, r, real, replace)
 	if err != nil {
@@ -157,5 +159,5 @@ func (s *Surfer) inputSecret(ctx context.Context, t *tab, r *elementRef, text, r
 	if !kept && pressEnter {
 		note = "; the page then moved the keyboard focus away from it, so I did not press Enter"
 	}
-	return s.typed(ctx, t, r, text, pressEnter && kept, note, d)
+	return s.typed(ctx, t, r, text, pressEnter && kept, note)
 }

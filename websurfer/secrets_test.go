@@ -11,6 +11,7 @@ import (
 
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -37,8 +38,8 @@ func TestSecretsNeverShow(t *testing.T) {
 	fake := fakeopenai.Start(t, loadScript(t, "login.yaml", map[string]string{"B": sites.B}))
 	sess := browsertest.Session(t, sandbox.SessionConfig{Policy: pol})
 	s := newSurfer(t, Config{Session: sess, Model: newModel(t, fake)})
-	journal := filepath.Join(t.TempDir(), "run.jsonl")
-	j, err := OpenJournal(journal, s.Policy().Redact)
+	jpath := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := journal.Open(jpath, s.Policy().Redact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestSecretsNeverShow(t *testing.T) {
 			t.Fatalf("model request %d holds the secret", r.N)
 		}
 	}
-	b, err := os.ReadFile(journal)
+	b, err := os.ReadFile(jpath)
 	if err != nil {
 		t.Fatal(err)
 	}

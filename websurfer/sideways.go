@@ -54,15 +54,11 @@ func pageScrollTool(loc Location) string {
 	return "page_down"
 }
 
-// elementScrollHint names the tool that scrolls a Clipped element's
-// container toward it, as ", with scroll_element_right", or "" when the
-// side is unknown.
-func elementScrollHint(e *Element) string {
-	tool := map[Location]string{Above: "scroll_element_up", Below: "scroll_element_down", Left: "scroll_element_left", Right: "scroll_element_right"}[e.ClippedSide]
-	if tool == "" {
-		return ""
-	}
-	return " with " + tool
+// elementScrollTool is the tool that scrolls a Clipped element's container
+// toward it, the element lying on side of the container's view; "" when
+// the side is unknown.
+func elementScrollTool(side Location) string {
+	return map[Location]string{Above: "scroll_element_up", Below: "scroll_element_down", Left: "scroll_element_left", Right: "scroll_element_right"}[side]
 }
 
 // clippedSide is where a Clipped candidate lies relative to the view of

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/internal/textcut"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
 )
@@ -61,15 +62,15 @@ Example:
 			return err
 		}
 		defer b.Close()
-		j, err := websurfer.OpenJournal(filepath.Join(*out, "journal.jsonl"), b.pol.Redact)
+		j, err := journal.Open(filepath.Join(*out, "journal.jsonl"), b.pol.Redact)
 		if err != nil {
 			return err
 		}
 		tour := &demoTour{cli: cli, b: b, j: j, reg: b.surf.Tools(), site: site.URL, used: map[string]int{}}
 		runErr := tour.run(ctx)
-		end := websurfer.Entry{Event: websurfer.EventEnded, Steps: tour.step, EndReason: "answered", Answer: tour.answer}
+		end := journal.Entry{Event: journal.KindEnded, Steps: tour.step, EndReason: journal.EndAnswered, Answer: tour.answer}
 		if runErr != nil {
-			end.EndReason, end.Error = "failed", runErr.Error()
+			end.EndReason, end.Error = journal.EndFailed, runErr.Error()
 		}
 		j.Write(end)
 		if err := j.Close(); err != nil && runErr == nil {
@@ -103,7 +104,7 @@ func originPolicy(hostport string) (*policy.Policy, error) {
 type demoTour struct {
 	cli      *CLI
 	b        *browser
-	j        *websurfer.Journal
+	j        *journal.Writer
 	reg      interface{ Names() []string }
 	site     string
 	step     int
@@ -114,7 +115,7 @@ type demoTour struct {
 }
 
 func (d *demoTour) run(ctx context.Context) error {
-	d.j.Write(websurfer.Entry{Event: websurfer.EventRunStarted, Task: "Tour the Riverside Library demo site: find the Harbour branch's Saturday hours"})
+	d.j.Write(journal.Entry{Event: journal.KindRunStarted, Task: "Tour the Riverside Library demo site: find the Harbour branch's Saturday hours"})
 	steps := []struct {
 		why  string
 		tool string
@@ -167,14 +168,14 @@ func (d *demoTour) act(ctx context.Context, why, tool string, args map[string]an
 	raw, _ := json.Marshal(args)
 	fmt.Fprintf(d.cli.Stdout, "\n== step %d: %s: %s %s\n", d.step, why, tool, raw)
 	offered := d.b.surf.Offered()
-	d.j.Write(websurfer.Entry{Event: websurfer.EventReasoned, Step: d.step, Calls: []websurfer.Call{{Tool: tool, Args: raw, Reasoning: why}}})
+	d.j.Write(journal.Entry{Event: journal.KindReasoned, Step: d.step, Calls: []journal.Call{{Tool: tool, Args: raw, Reasoning: why}}})
 	start := time.Now()
 	res, err := d.b.surf.Tools().Call(ctx, tool, raw, offered...)
 	if err != nil {
-		d.j.Write(websurfer.Entry{Event: websurfer.EventActed, Step: d.step, Tool: tool, Args: raw, Error: err.Error(), Duration: websurfer.Duration(time.Since(start))})
+		d.j.Write(journal.Entry{Event: journal.KindActed, Step: d.step, Tool: tool, Args: raw, Error: err.Error(), Duration: journal.Duration(time.Since(start))})
 		return err
 	}
-	entry := websurfer.Entry{Event: websurfer.EventActed, Step: d.step, Tool: tool, Args: raw, Result: textcut.FirstLine(res.Text), Duration: websurfer.Duration(time.Since(start))}
+	entry := journal.Entry{Event: journal.KindActed, Step: d.step, Tool: tool, Args: raw, Result: textcut.FirstLine(res.Text), Duration: journal.Duration(time.Since(start))}
 	if res.IsError {
 		entry.Error = res.Text
 		d.j.Write(entry)
@@ -187,7 +188,7 @@ func (d *demoTour) act(ctx context.Context, why, tool string, args map[string]an
 	if obs := d.b.surf.Last(); obs != nil && obs != d.obs {
 		d.obs = obs
 		img, _ := d.j.SaveImage(d.step, obs.Seq, obs.Image, obs.ImageMIME)
-		d.j.Write(websurfer.Entry{Event: websurfer.EventObserved, Step: d.step, URL: obs.URL, Title: obs.Title, Elements: len(obs.Elements), Tokens: obs.Tokens, Image: img, Seq: obs.Seq})
+		d.j.Write(journal.Entry{Event: journal.KindObserved, Step: d.step, URL: obs.URL, Title: obs.Title, Elements: len(obs.Elements), Tokens: obs.Tokens, Image: img, Seq: obs.Seq})
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/textcut"
-	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/journal"
 )
 
 func init() {
@@ -34,7 +34,7 @@ Example:
 		if fs.NArg() != 2 || fs.Arg(0) != "show" {
 			return usagef(c, "journal takes: show FILE")
 		}
-		entries, err := websurfer.ReadJournal(fs.Arg(1))
+		entries, err := journal.Read(fs.Arg(1))
 		if err != nil && len(entries) == 0 {
 			return withHint(err, "the journal is the file given to 'surf run --journal' (default surf-run/journal.jsonl)")
 		}
@@ -47,7 +47,7 @@ Example:
 	register(c)
 }
 
-func showJournal(w io.Writer, entries []websurfer.Entry) {
+func showJournal(w io.Writer, entries []journal.Entry) {
 	var start time.Time
 	for _, e := range entries {
 		if start.IsZero() {
@@ -55,7 +55,7 @@ func showJournal(w io.Writer, entries []websurfer.Entry) {
 		}
 		at := e.Time.Sub(start).Round(time.Millisecond)
 		switch e.Event {
-		case websurfer.EventRunStarted:
+		case journal.KindRunStarted:
 			fmt.Fprintf(w, "task: %s\n", e.Task)
 			if len(e.Config) > 0 {
 				var cfg map[string]any
@@ -69,12 +69,12 @@ func showJournal(w io.Writer, entries []websurfer.Entry) {
 					fmt.Fprintf(w, "config: %s\n", strings.Join(parts, " "))
 				}
 			}
-		case websurfer.EventObserved:
+		case journal.KindObserved:
 			fmt.Fprintf(w, "\n── step %d  (+%s)\n   page   %s  %q  (%d elements, %d tokens)\n", e.Step, at, e.URL, e.Title, e.Elements, e.Tokens)
 			if e.Image != "" {
 				fmt.Fprintf(w, "   image  %s\n", e.Image)
 			}
-		case websurfer.EventReasoned:
+		case journal.KindReasoned:
 			for _, c := range e.Calls {
 				fmt.Fprintf(w, "   call   %s %s\n", c.Tool, compactJSON(c.Args))
 				if c.Reasoning != "" {
@@ -87,7 +87,7 @@ func showJournal(w io.Writer, entries []websurfer.Entry) {
 			if e.Usage != nil {
 				fmt.Fprintf(w, "   tokens %d (prompt %d, completion %d)\n", e.Usage.Total, e.Usage.Prompt, e.Usage.Completion)
 			}
-		case websurfer.EventGated:
+		case journal.KindGated:
 			mark := ""
 			if e.Verdict != "allow" {
 				mark = "  <<"
@@ -106,18 +106,18 @@ func showJournal(w io.Writer, entries []websurfer.Entry) {
 			if e.Verdict != "allow" && e.Reason != "" {
 				fmt.Fprintf(w, "          %s\n", e.Reason)
 			}
-		case websurfer.EventActed:
+		case journal.KindActed:
 			d := time.Duration(e.Duration).Round(time.Millisecond)
 			if e.Error != "" {
 				fmt.Fprintf(w, "   error  %s: %s  [%s]\n", e.Tool, textcut.Flat(e.Error, 200), d)
 			} else {
 				fmt.Fprintf(w, "   did    %s  [%s]\n", textcut.Flat(e.Result, 200), d)
 			}
-		case websurfer.EventCorrected:
+		case journal.KindCorrected:
 			fmt.Fprintf(w, "   fix    %s\n", textcut.Flat(e.Message, 200))
-		case websurfer.EventRecovered:
+		case journal.KindRecovered:
 			fmt.Fprintf(w, "   crash  %s\n", textcut.Flat(e.Message, 200))
-		case websurfer.EventEnded:
+		case journal.KindEnded:
 			fmt.Fprintf(w, "\nended: %s after %d steps", e.EndReason, e.Steps)
 			if e.Usage != nil {
 				fmt.Fprintf(w, ", %d tokens", e.Usage.Total)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/textcut"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
@@ -106,7 +107,7 @@ Examples:
 				}
 			}
 		}
-		j, err := websurfer.OpenJournal(*journalPath, b.pol.Redact)
+		j, err := journal.Open(*journalPath, b.pol.Redact)
 		if err != nil {
 			return err
 		}
@@ -147,7 +148,7 @@ Examples:
 			}
 		}
 		if end == nil {
-			end = &websurfer.Step{EndReason: websurfer.EndError}
+			end = &websurfer.Step{EndReason: journal.EndError}
 		}
 		if *asJSON {
 			out := map[string]any{"end_reason": end.EndReason, "answer": end.Answer, "steps": end.N,
@@ -174,7 +175,7 @@ Examples:
 		if runErr != nil {
 			return runErr
 		}
-		if end.EndReason != websurfer.EndAnswered {
+		if end.EndReason != journal.EndAnswered {
 			return &exitError{code: 1}
 		}
 		return nil

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 )
 

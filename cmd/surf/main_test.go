@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/sandbox"
 )
 

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
-	"github.com/surfkit/surf/internal/demosite"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/tools"
 )

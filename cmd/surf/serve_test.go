@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/sandbox"
 )
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 )
 
 // TestServeHTTPToken runs "surf serve --http" on loopback without a token

@@ -2,6 +2,7 @@ package browsertest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,7 +19,8 @@ import (
 // Sites serves the fixture sites under testdata/sites on two loopback
 // origins: A on 127.0.0.1 and B on 127.0.0.2. They are different sites, so
 // Chromium puts frames from B into their own process. Files ending in .html
-// are Go templates that can name either origin: {{.A}} and {{.B}}.
+// are Go templates that can name either origin: {{.A}} and {{.B}}; a
+// folder's path serves its index.html.
 //
 // Every request is logged, so a test can assert what the browser sent;
 // every page links the fixture fonts (see FontsPath), whose requests are
@@ -30,6 +32,7 @@ type Sites struct {
 	log      []Request
 	handlers map[string]http.HandlerFunc
 	root     string
+	a, b     *httptest.Server
 }
 
 // Request is one logged request.
@@ -50,21 +53,39 @@ func RepoRoot() string {
 // ServeSites starts the two origins; they stop when the test ends.
 func ServeSites(t testing.TB) *Sites {
 	t.Helper()
-	s := &Sites{handlers: map[string]http.HandlerFunc{}, root: filepath.Join(RepoRoot(), "testdata", "sites")}
-	a := httptest.NewServer(s.handler("A"))
-	t.Cleanup(a.Close)
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	s, err := StartSites()
 	if err != nil {
-		t.Fatalf("listening on 127.0.0.2: %v", err)
+		t.Fatal(err)
 	}
-	b := httptest.NewUnstartedServer(s.handler("B"))
-	b.Listener.Close()
-	b.Listener = ln
-	b.Start()
-	t.Cleanup(b.Close)
-	s.A, s.B = a.URL, b.URL
+	t.Cleanup(s.Close)
 	return s
 }
+
+// StartSites starts the two origins outside a test (an Example has no
+// testing.TB); the caller stops them with Close.
+func StartSites() (*Sites, error) {
+	s := &Sites{handlers: map[string]http.HandlerFunc{}, root: filepath.Join(RepoRoot(), "testdata", "sites")}
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening on 127.0.0.2: %w", err)
+	}
+	s.a = httptest.NewServer(s.handler("A"))
+	s.b = httptest.NewUnstartedServer(s.handler("B"))
+	s.b.Listener.Close()
+	s.b.Listener = ln
+	s.b.Start()
+	s.A, s.B = s.a.URL, s.b.URL
+	return s, nil
+}
+
+// Close stops both origins.
+func (s *Sites) Close() {
+	s.a.Close()
+	s.b.Close()
+}
+
+// HostA is origin A's host:port, the form a policy's host rule takes.
+func (s *Sites) HostA() string { return strings.TrimPrefix(s.A, "http://") }
 
 // Handle adds a dynamic handler for an exact path on both origins; it wins
 // over files.
@@ -121,6 +142,9 @@ func (s *Sites) serveFile(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(p, s.root) {
 		http.NotFound(w, r)
 		return
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		p = filepath.Join(p, "index.html") // a folder is its index page, slash or not
 	}
 	if !strings.HasSuffix(p, ".html") {
 		http.ServeFile(w, r, p)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/surfkit/surf/internal/textcut"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
@@ -80,7 +81,7 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, in Websurfer
 		b.WriteByte('\n')
 	}
 	res := tools.Text(strings.TrimRight(b.String(), "\n"))
-	res.IsError = last.EndReason != websurfer.EndAnswered
+	res.IsError = last.EndReason != journal.EndAnswered
 	return res, nil
 }
 

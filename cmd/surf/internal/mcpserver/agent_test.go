@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/internal/demosite"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"

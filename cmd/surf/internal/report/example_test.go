@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/surfkit/surf/cmd/surf/internal/report"
-	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/journal"
 )
 
 // A run's journal becomes one HTML page with a single call.
@@ -18,13 +18,13 @@ func ExampleWriteFile() {
 	}
 	defer os.RemoveAll(dir)
 
-	j, err := websurfer.OpenJournal(filepath.Join(dir, "journal.jsonl"), nil)
+	j, err := journal.Open(filepath.Join(dir, "journal.jsonl"), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	j.Write(websurfer.Entry{Event: websurfer.EventRunStarted, Task: "Say hello"})
-	j.Write(websurfer.Entry{Event: websurfer.EventGated, Step: 1, Tool: "visit_url", Verdict: "deny", Reason: "host not in the allowlist"})
-	j.Write(websurfer.Entry{Event: websurfer.EventEnded, EndReason: "answered", Answer: "hello", Steps: 1})
+	j.Write(journal.Entry{Event: journal.KindRunStarted, Task: "Say hello"})
+	j.Write(journal.Entry{Event: journal.KindGated, Step: 1, Tool: "visit_url", Verdict: "deny", Reason: "host not in the allowlist"})
+	j.Write(journal.Entry{Event: journal.KindEnded, EndReason: journal.EndAnswered, Answer: "hello", Steps: 1})
 	if err := j.Close(); err != nil {
 		log.Fatal(err)
 	}

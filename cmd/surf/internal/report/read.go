@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/journal"
 )
 
 // ErrNotJournal is returned (wrapped) by Read when the file holds no
@@ -25,7 +25,7 @@ type Journal struct {
 	// it.
 	Dir string
 	// Entries are the journal's lines, in order.
-	Entries []websurfer.Entry
+	Entries []journal.Entry
 	// Notes are problems found reading the journal (a line cut short by a
 	// kill, a line that is not an entry). The page shows them at the top.
 	Notes []string
@@ -72,7 +72,7 @@ func parse(b []byte) *Journal {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
-		var e websurfer.Entry
+		var e journal.Entry
 		err := json.Unmarshal(raw, &e)
 		switch {
 		case err != nil && (!complete || truncated(err)) && len(bytes.TrimSpace(b)) == 0:

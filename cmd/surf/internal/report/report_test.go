@@ -18,7 +18,7 @@ import (
 
 	"github.com/surfkit/surf/cmd/surf/internal/report"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
-	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/journal"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -65,11 +65,11 @@ func boolp(b bool) *bool { return &b }
 func writeJournal(t testing.TB, dir string, w, h int) string {
 	t.Helper()
 	path := filepath.Join(dir, "run.jsonl")
-	j, err := websurfer.OpenJournal(path, nil)
+	j, err := journal.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(e websurfer.Entry) {
+	write := func(e journal.Entry) {
 		t.Helper()
 		if err := j.Write(e); err != nil {
 			t.Fatal(err)
@@ -81,45 +81,45 @@ func writeJournal(t testing.TB, dir string, w, h int) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		write(websurfer.Entry{Time: at(ms), Event: websurfer.EventObserved, Step: step, URL: url, Title: title, Elements: 12 + step, Tokens: 800 + step, Image: img, Seq: step})
+		write(journal.Entry{Time: at(ms), Event: journal.KindObserved, Step: step, URL: url, Title: title, Elements: 12 + step, Tokens: 800 + step, Image: img, Seq: step})
 	}
-	usage := func(p, c int) *websurfer.Usage { return &websurfer.Usage{Prompt: p, Completion: c, Total: p + c} }
+	usage := func(p, c int) *journal.Usage { return &journal.Usage{Prompt: p, Completion: c, Total: p + c} }
 
-	write(websurfer.Entry{Time: at(0), Event: websurfer.EventRunStarted, Task: "Find the <b>Saturday</b> opening hours of the Harbour branch",
+	write(journal.Entry{Time: at(0), Event: journal.KindRunStarted, Task: "Find the <b>Saturday</b> opening hours of the Harbour branch",
 		Config: json.RawMessage(`{"model":"gpt-4o","max_steps":20,"allow":["127.0.0.1"],"note":"<script>alert(1)</script>"}`)})
 
 	observe(1, 40, "http://127.0.0.1:8080/", "Riverside Library", color.RGBA{48, 86, 211, 255})
-	write(websurfer.Entry{Time: at(900), Event: websurfer.EventReasoned, Step: 1, Usage: usage(1500, 40),
-		Calls: []websurfer.Call{{ID: "c1", Tool: "visit_url", Args: json.RawMessage(`{"url":"http://127.0.0.1:8080/branches"}`), Reasoning: "The branches page should list the hours."}}})
-	write(websurfer.Entry{Time: at(901), Event: websurfer.EventGated, Step: 1, Tool: "visit_url", Verdict: "allow", Rule: "allow", Target: "127.0.0.1:8080"})
-	write(websurfer.Entry{Time: at(1400), Event: websurfer.EventActed, Step: 1, Tool: "visit_url", Args: json.RawMessage(`{"url":"http://127.0.0.1:8080/branches"}`),
-		Result: hostileResult, Duration: websurfer.Duration(498 * time.Millisecond)})
+	write(journal.Entry{Time: at(900), Event: journal.KindReasoned, Step: 1, Usage: usage(1500, 40),
+		Calls: []journal.Call{{ID: "c1", Tool: "visit_url", Args: json.RawMessage(`{"url":"http://127.0.0.1:8080/branches"}`), Reasoning: "The branches page should list the hours."}}})
+	write(journal.Entry{Time: at(901), Event: journal.KindGated, Step: 1, Tool: "visit_url", Verdict: "allow", Rule: "allow", Target: "127.0.0.1:8080"})
+	write(journal.Entry{Time: at(1400), Event: journal.KindActed, Step: 1, Tool: "visit_url", Args: json.RawMessage(`{"url":"http://127.0.0.1:8080/branches"}`),
+		Result: hostileResult, Duration: journal.Duration(498 * time.Millisecond)})
 
 	observe(2, 1500, hostileURL, hostileTitle, color.RGBA{180, 35, 24, 255})
-	write(websurfer.Entry{Time: at(2300), Event: websurfer.EventReasoned, Step: 2, Usage: usage(1700, 35),
-		Calls: []websurfer.Call{{ID: "c2", Tool: "click", Args: json.RawMessage(`{"target_id":7}`), Reasoning: "The ad says the hours are on another site."}}})
-	write(websurfer.Entry{Time: at(2301), Event: websurfer.EventGated, Step: 2, Tool: "click", Verdict: "deny", Rule: "deny:*.evil.test",
+	write(journal.Entry{Time: at(2300), Event: journal.KindReasoned, Step: 2, Usage: usage(1700, 35),
+		Calls: []journal.Call{{ID: "c2", Tool: "click", Args: json.RawMessage(`{"target_id":7}`), Reasoning: "The ad says the hours are on another site."}}})
+	write(journal.Entry{Time: at(2301), Event: journal.KindGated, Step: 2, Tool: "click", Verdict: "deny", Rule: "deny:*.evil.test",
 		Target: "http://ads.evil.test/hours", Reason: "host ads.evil.test is not in the allowlist"})
-	write(websurfer.Entry{Time: at(2302), Event: websurfer.EventActed, Step: 2, Tool: "click", Args: json.RawMessage(`{"target_id":7}`),
+	write(journal.Entry{Time: at(2302), Event: journal.KindActed, Step: 2, Tool: "click", Args: json.RawMessage(`{"target_id":7}`),
 		Error: "denied: host ads.evil.test is not in the allowlist"})
 
 	observe(3, 2400, "http://127.0.0.1:8080/branches", "Branches", color.RGBA{6, 118, 71, 255})
-	write(websurfer.Entry{Time: at(3100), Event: websurfer.EventReasoned, Step: 3, Usage: usage(1800, 30),
-		Calls: []websurfer.Call{{ID: "c3", Tool: "input_text", Args: json.RawMessage(`{"input_field_id":99,"text_value":"harbour"}`)}}})
-	write(websurfer.Entry{Time: at(3101), Event: websurfer.EventGated, Step: 3, Tool: "input_text", Verdict: "allow"})
-	write(websurfer.Entry{Time: at(3300), Event: websurfer.EventActed, Step: 3, Tool: "input_text", Args: json.RawMessage(`{"input_field_id":99,"text_value":"harbour"}`),
-		Error: "no element 99 on this page; the ids on the page are 1 to 15", Duration: websurfer.Duration(200 * time.Millisecond)})
-	write(websurfer.Entry{Time: at(3400), Event: websurfer.EventRecovered, Step: 3, Message: "the tab crashed; reopened http://127.0.0.1:8080/branches"})
+	write(journal.Entry{Time: at(3100), Event: journal.KindReasoned, Step: 3, Usage: usage(1800, 30),
+		Calls: []journal.Call{{ID: "c3", Tool: "input_text", Args: json.RawMessage(`{"input_field_id":99,"text_value":"harbour"}`)}}})
+	write(journal.Entry{Time: at(3101), Event: journal.KindGated, Step: 3, Tool: "input_text", Verdict: "allow"})
+	write(journal.Entry{Time: at(3300), Event: journal.KindActed, Step: 3, Tool: "input_text", Args: json.RawMessage(`{"input_field_id":99,"text_value":"harbour"}`),
+		Error: "no element 99 on this page; the ids on the page are 1 to 15", Duration: journal.Duration(200 * time.Millisecond)})
+	write(journal.Entry{Time: at(3400), Event: journal.KindRecovered, Step: 3, Message: "the tab crashed; reopened http://127.0.0.1:8080/branches"})
 
-	write(websurfer.Entry{Time: at(4200), Event: websurfer.EventCorrected, Step: 4, Message: "the reply had no tool call; the model was asked again"})
+	write(journal.Entry{Time: at(4200), Event: journal.KindCorrected, Step: 4, Message: "the reply had no tool call; the model was asked again"})
 
 	observe(5, 4300, "http://127.0.0.1:8080/branch/harbour", "Harbour Branch", color.RGBA{181, 71, 8, 255})
-	write(websurfer.Entry{Time: at(5000), Event: websurfer.EventReasoned, Step: 5, Usage: usage(2000, 25),
-		Calls: []websurfer.Call{{ID: "c5", Tool: "ask", Args: json.RawMessage(`{"question":"may I submit?"}`)}}})
-	write(websurfer.Entry{Time: at(5001), Event: websurfer.EventGated, Step: 5, Tool: "ask", Verdict: "ask", Approved: boolp(true), Rule: "actions[0]"})
-	write(websurfer.Entry{Time: at(5100), Event: websurfer.EventActed, Step: 5, Tool: "stop_action", Result: "I finished with the answer: 10:00 to 14:00.", Duration: websurfer.Duration(5 * time.Millisecond)})
+	write(journal.Entry{Time: at(5000), Event: journal.KindReasoned, Step: 5, Usage: usage(2000, 25),
+		Calls: []journal.Call{{ID: "c5", Tool: "ask", Args: json.RawMessage(`{"question":"may I submit?"}`)}}})
+	write(journal.Entry{Time: at(5001), Event: journal.KindGated, Step: 5, Tool: "ask", Verdict: "ask", Approved: boolp(true), Rule: "actions[0]"})
+	write(journal.Entry{Time: at(5100), Event: journal.KindActed, Step: 5, Tool: "stop_action", Result: "I finished with the answer: 10:00 to 14:00.", Duration: journal.Duration(5 * time.Millisecond)})
 
-	write(websurfer.Entry{Time: at(5200), Event: websurfer.EventEnded, EndReason: "answered", Answer: "The Harbour branch opens on Saturdays from 10:00 to 14:00.", Steps: 5, Tokens: 7130})
+	write(journal.Entry{Time: at(5200), Event: journal.KindEnded, EndReason: journal.EndAnswered, Answer: "The Harbour branch opens on Saturdays from 10:00 to 14:00.", Steps: 5, Tokens: 7130})
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestImages(t *testing.T) {
 		{"", "no screenshot was saved"},
 	}
 	for _, c := range cases {
-		j := &report.Journal{Dir: jdir, Entries: []websurfer.Entry{{Event: websurfer.EventObserved, Step: 1, Image: c.image}}}
+		j := &report.Journal{Dir: jdir, Entries: []journal.Entry{{Event: journal.KindObserved, Step: 1, Image: c.image}}}
 		var buf bytes.Buffer
 		sum, err := report.Write(&buf, j, report.Options{MaxImageBytes: int64(len(pic) * 100)})
 		if err != nil {
@@ -355,7 +355,7 @@ func TestImages(t *testing.T) {
 
 func TestLongText(t *testing.T) {
 	long := strings.Repeat("0123456789", 1000) // 10,000 bytes on one line
-	j := &report.Journal{Entries: []websurfer.Entry{{Event: websurfer.EventActed, Step: 1, Tool: "read_page", Result: long}}}
+	j := &report.Journal{Entries: []journal.Entry{{Event: journal.KindActed, Step: 1, Tool: "read_page", Result: long}}}
 	var buf bytes.Buffer
 	if _, err := report.Write(&buf, j, report.Options{MaxText: 4000}); err != nil {
 		t.Fatal(err)

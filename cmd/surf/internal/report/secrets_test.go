@@ -15,6 +15,7 @@ import (
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
@@ -88,7 +89,7 @@ turns:
 	}
 	fake := fakeopenai.Start(t, script)
 	dir := t.TempDir()
-	cassette, journal, har, out := filepath.Join(dir, "model.json"), filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "site.har"), filepath.Join(dir, "report.html")
+	cassette, jpath, har, out := filepath.Join(dir, "model.json"), filepath.Join(dir, "run.jsonl"), filepath.Join(dir, "site.har"), filepath.Join(dir, "report.html")
 	model, err := llm.New(context.Background(), llm.Config{BaseURL: fake.URL(), APIKey: "sk-test-not-real", Model: "test-model", Record: cassette, MaxRetryWait: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ turns:
 		t.Fatal(err)
 	}
 	defer s.Close()
-	j, err := websurfer.OpenJournal(journal, pol.Redact)
+	j, err := journal.Open(jpath, pol.Redact)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ turns:
 	if len(received) != 1 || received[0] != channelSecret {
 		t.Fatalf("the server received %q; want the secret", received)
 	}
-	if _, err := report.WriteFile(journal, out, report.Options{}); err != nil {
+	if _, err := report.WriteFile(jpath, out, report.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if l := secretLeaks([]byte(strings.Join(texts, "\n"))); len(l) > 0 {
@@ -134,7 +135,7 @@ turns:
 			t.Errorf("model request %d holds %q", r.N, l)
 		}
 	}
-	for what, path := range map[string]string{"the cassette": cassette, "the journal": journal, "the report": out, "the HAR": har} {
+	for what, path := range map[string]string{"the cassette": cassette, "the journal": jpath, "the report": out, "the HAR": har} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/textcut"
-	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/journal"
 )
 
 // page is what the template renders.
@@ -47,7 +47,7 @@ type stepView struct {
 
 	denied, errored, recovered, corrected, asked bool
 	first, last                                  time.Time
-	usage                                        websurfer.Usage
+	usage                                        journal.Usage
 	hasUsage                                     bool
 	acted                                        time.Duration
 	called                                       map[string]bool // tools whose arguments a reasoned entry showed
@@ -60,7 +60,7 @@ type eventView struct {
 	Class  string
 	At     string // time since the run started
 	Label  string // "DENIED", "allowed", "error", ...
-	E      websurfer.Entry
+	E      journal.Entry
 	Calls  []callView
 	Usage  string
 	Text   *text // content, result, message
@@ -164,8 +164,8 @@ func build(j *Journal, opts Options) (*page, Summary) {
 		start   time.Time
 		steps   = map[int]*stepView{}
 		order   []*stepView
-		started *websurfer.Entry
-		ended   *websurfer.Entry
+		started *journal.Entry
+		ended   *journal.Entry
 		last    time.Time
 	)
 	for _, e := range j.Entries {
@@ -176,7 +176,7 @@ func build(j *Journal, opts Options) (*page, Summary) {
 			last = e.Time
 		}
 	}
-	if len(j.Entries) > 0 && j.Entries[0].Event == websurfer.EventRunStarted && !j.Entries[0].Time.IsZero() {
+	if len(j.Entries) > 0 && j.Entries[0].Event == journal.KindRunStarted && !j.Entries[0].Time.IsZero() {
 		start = j.Entries[0].Time
 	}
 	at := func(t time.Time) string {
@@ -201,10 +201,10 @@ func build(j *Journal, opts Options) (*page, Summary) {
 	for i := range j.Entries {
 		e := j.Entries[i]
 		switch {
-		case e.Event == websurfer.EventRunStarted && started == nil:
+		case e.Event == journal.KindRunStarted && started == nil:
 			started = &j.Entries[i]
 			continue
-		case e.Event == websurfer.EventEnded && ended == nil:
+		case e.Event == journal.KindEnded && ended == nil:
 			ended = &j.Entries[i]
 			continue
 		}
@@ -215,14 +215,14 @@ func build(j *Journal, opts Options) (*page, Summary) {
 			}
 			s.last = e.Time
 		}
-		ev := eventView{Kind: e.Event, Class: "ev-" + e.Event, At: at(e.Time), E: e}
+		ev := eventView{Kind: string(e.Event), Class: "ev-" + string(e.Event), At: at(e.Time), E: e}
 		switch e.Event {
-		case websurfer.EventObserved:
+		case journal.KindObserved:
 			sh := imgs.load(e.Image)
 			sh.URL, sh.Title, sh.Elements, sh.Tokens, sh.At = e.URL, e.Title, e.Elements, e.Tokens, ev.At
 			s.Shots = append(s.Shots, sh)
 			continue // shown beside the events
-		case websurfer.EventReasoned:
+		case journal.KindReasoned:
 			ev.Text = newText(e.Content, opts.MaxText)
 			for _, c := range e.Calls {
 				ev.Calls = append(ev.Calls, callView{Tool: c.Tool, Args: argsText(c.Args, opts.MaxText), Reasoning: newText(c.Reasoning, opts.MaxText)})
@@ -234,12 +234,10 @@ func build(j *Journal, opts Options) (*page, Summary) {
 					u.Total = u.Prompt + u.Completion
 				}
 				ev.Usage = fmt.Sprintf("%s tokens (%s in, %s out)", thousands(int64(u.Total)), thousands(int64(u.Prompt)), thousands(int64(u.Completion)))
-				s.usage.Prompt += u.Prompt
-				s.usage.Completion += u.Completion
-				s.usage.Total += u.Total
+				s.usage.Add(u)
 				s.hasUsage = true
 			}
-		case websurfer.EventGated:
+		case journal.KindGated:
 			switch strings.ToLower(e.Verdict) {
 			case "allow":
 				ev.Label, ev.Class = "allowed", ev.Class+" allow"
@@ -272,7 +270,7 @@ func build(j *Journal, opts Options) (*page, Summary) {
 				s.refused[e.Tool] = true
 			}
 			ev.Text = newText(e.Reason, opts.MaxText)
-		case websurfer.EventActed:
+		case journal.KindActed:
 			if !s.called[e.Tool] {
 				ev.Args = argsText(e.Args, opts.MaxText)
 			}
@@ -293,12 +291,12 @@ func build(j *Journal, opts Options) (*page, Summary) {
 				ev.Dur = duration(time.Duration(e.Duration))
 				s.acted += time.Duration(e.Duration)
 			}
-		case websurfer.EventRecovered:
+		case journal.KindRecovered:
 			ev.Label = "recovered"
 			ev.Text = newText(e.Message, opts.MaxText)
 			ev.Err = newText(e.Error, opts.MaxText)
 			s.recovered = true
-		case websurfer.EventCorrected:
+		case journal.KindCorrected:
 			ev.Label = "corrected"
 			ev.Text = newText(e.Message, opts.MaxText)
 			ev.Err = newText(e.Error, opts.MaxText)
@@ -312,7 +310,7 @@ func build(j *Journal, opts Options) (*page, Summary) {
 	}
 
 	sum := Summary{Images: imgs.loaded, Missing: imgs.missing, Ended: ended != nil}
-	var total websurfer.Usage
+	var total journal.Usage
 	var acted time.Duration
 	for _, s := range order {
 		s.finish()
@@ -328,9 +326,7 @@ func build(j *Journal, opts Options) (*page, Summary) {
 		if s.recovered {
 			sum.Recovered++
 		}
-		total.Prompt += s.usage.Prompt
-		total.Completion += s.usage.Completion
-		total.Total += s.usage.Total
+		total.Add(s.usage)
 		acted += s.acted
 	}
 	p.Steps = order
@@ -390,7 +386,7 @@ func build(j *Journal, opts Options) (*page, Summary) {
 		p.Stats = append(p.Stats, stat{"", duration(d), "wall time"})
 	}
 	if ended != nil {
-		r := ended.EndReason
+		r := string(ended.EndReason)
 		if r == "" {
 			r = "ended"
 		}
@@ -439,12 +435,19 @@ func (s *stepView) finish() {
 	}
 }
 
-func buildEnd(e websurfer.Entry, steps int, total websurfer.Usage, acted, wall time.Duration, max int) *endView {
-	v := &endView{Reason: e.EndReason, Answer: newText(e.Answer, max), Err: newText(e.Error, max)}
+// End reasons surf does not write but the page counts as answered, for
+// journals written by other programs.
+const (
+	endDone      journal.EndReason = "done"
+	endCompleted journal.EndReason = "completed"
+)
+
+func buildEnd(e journal.Entry, steps int, total journal.Usage, acted, wall time.Duration, max int) *endView {
+	v := &endView{Reason: string(e.EndReason), Answer: newText(e.Answer, max), Err: newText(e.Error, max)}
 	switch {
-	case e.Error != "" || e.EndReason == "failed" || e.EndReason == "error":
+	case e.Error != "" || e.EndReason == journal.EndFailed || e.EndReason == journal.EndError:
 		v.Class = "bad"
-	case e.EndReason == "answered" || e.EndReason == "done" || e.EndReason == "completed":
+	case e.EndReason == journal.EndAnswered || e.EndReason == endDone || e.EndReason == endCompleted:
 		v.Class = "good"
 	default:
 		v.Class = "other"
@@ -472,7 +475,7 @@ func buildEnd(e websurfer.Entry, steps int, total websurfer.Usage, acted, wall t
 }
 
 // runDuration is the ended entry's duration, else the journal's span.
-func runDuration(e *websurfer.Entry, wall time.Duration) time.Duration {
+func runDuration(e *journal.Entry, wall time.Duration) time.Duration {
 	if e != nil && e.Duration > 0 {
 		return time.Duration(e.Duration)
 	}

@@ -1,7 +1,4 @@
-// Package demosite is the small library website bundled with surf, served
-// on loopback. It has a search form, results, branch pages with a select, a link
-// that opens a new tab and a download. "surf demo", the Go API examples and
-// the agent tests run against it, so none of them needs the network.
+// Package demosite is the small library website "surf demo" and the CLI's tests serve on loopback.
 package demosite
 
 import (
@@ -48,7 +45,8 @@ var Branches = []Branch{
 
 type result struct{ Name, URL, Summary string }
 
-// Handler serves the site.
+// Handler serves the site: a search form, results, branch pages with a
+// select, a link that opens a new tab and a download.
 func Handler() http.Handler {
 	mux := http.NewServeMux()
 	render := func(w http.ResponseWriter, name string, data map[string]any) {

@@ -1,0 +1,165 @@
+package journal
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Writer writes a run's entries as JSON lines, each written straight to
+// the file as it happens, so a killed run keeps every finished line.
+// Set-of-mark images are saved beside it. Every string goes through the
+// redact function first, so secret values never reach the file. A nil
+// *Writer writes nothing. It is safe for concurrent use.
+type Writer struct {
+	mu     sync.Mutex
+	f      *os.File
+	path   string
+	images string
+	redact func(string) string
+	now    func() time.Time
+	err    error
+}
+
+// Open creates (or truncates) a journal at path, with an images
+// directory beside it ("run.jsonl" keeps its images in "run-images").
+// redact may be nil.
+func Open(path string, redact func(string) string) (*Writer, error) {
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the journal's directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the journal: %w", err)
+	}
+	base := filepath.Base(path)
+	images := filepath.Join(filepath.Dir(path), trimExt(base)+"-images")
+	return &Writer{f: f, path: path, images: images, redact: redact, now: time.Now}, nil
+}
+
+func trimExt(s string) string { return s[:len(s)-len(filepath.Ext(s))] }
+
+// Path is the journal file.
+func (j *Writer) Path() string { return j.path }
+
+// Write appends an entry. A failed write is remembered and returned by
+// Close; the run goes on.
+func (j *Writer) Write(e Entry) error {
+	if j == nil {
+		return nil
+	}
+	if e.Time.IsZero() {
+		e.Time = j.now().UTC()
+	}
+	e = j.clean(e)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(b); err != nil && j.err == nil {
+		j.err = err
+		return err
+	}
+	return nil
+}
+
+// clean redacts every string an entry carries.
+func (j *Writer) clean(e Entry) Entry {
+	r := j.redact
+	e.Task, e.URL, e.Title, e.Content = r(e.Task), r(e.URL), r(e.Title), r(e.Content)
+	e.Reason, e.Target, e.Result, e.Error = r(e.Reason), r(e.Target), r(e.Result), r(e.Error)
+	e.Message, e.Answer = r(e.Message), r(e.Answer)
+	if len(e.Args) > 0 {
+		e.Args = json.RawMessage(r(string(e.Args)))
+	}
+	if len(e.Config) > 0 {
+		e.Config = json.RawMessage(r(string(e.Config)))
+	}
+	calls := make([]Call, len(e.Calls))
+	for i, c := range e.Calls {
+		c.Args = json.RawMessage(r(string(c.Args)))
+		c.Reasoning = r(c.Reasoning)
+		calls[i] = c
+	}
+	if len(calls) > 0 {
+		e.Calls = calls
+	}
+	return e
+}
+
+// SaveImage writes an observation's image beside the journal and returns
+// its path relative to the journal's directory.
+func (j *Writer) SaveImage(step int, seq int, data []byte, mime string) (string, error) {
+	if j == nil || len(data) == 0 {
+		return "", nil
+	}
+	if err := os.MkdirAll(j.images, 0o755); err != nil {
+		return "", err
+	}
+	ext := ".jpg"
+	if mime == "image/png" {
+		ext = ".png"
+	}
+	name := fmt.Sprintf("step-%03d-obs-%03d%s", step, seq, ext)
+	if err := os.WriteFile(filepath.Join(j.images, name), data, 0o644); err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Base(j.images), name), nil
+}
+
+// Close closes the file and reports the first write error, if any.
+func (j *Writer) Close() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	err := j.f.Close()
+	if j.err != nil {
+		return j.err
+	}
+	return err
+}
+
+// Read reads a journal's entries. A line that does not parse (a line cut
+// short by a kill) ends the reading: it is reported in the error with its
+// number, and the entries before it are returned.
+func Read(path string) ([]Entry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	line := 0
+	for len(b) > 0 {
+		line++
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		raw := b[:i]
+		if i < len(b) {
+			b = b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(raw) == 0 {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return out, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
