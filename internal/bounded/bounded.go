@@ -1,6 +1,8 @@
-// Package bounded runs calls that may never return (a Playwright call the
-// driver no longer answers once the browser or page is gone) with a bound
-// on how long the caller waits.
+// Package bounded runs calls that may never return with a bound on how
+// long the caller waits.
+//
+// Such a call is, say, a Playwright call the driver no longer answers once
+// the browser or page is gone.
 package bounded
 
 import (
