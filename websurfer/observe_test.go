@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/dom"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/tokens"
+	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -112,7 +113,7 @@ func goldenList(obs *Observation, sites *browsertest.Sites) string {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	for _, e := range obs.Elements {
-		fmt.Fprintf(&b, "%s @%s\n", e.line(), e.Where)
+		fmt.Fprintf(&b, "%s @%s\n", e.Line(), e.Where)
 	}
 	for _, loc := range []Location{InViewport, Above, Below, Clipped} {
 		if n := obs.Unlisted[loc]; n > 0 {
@@ -184,21 +185,20 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 		x, y := r.clickX-ox, r.clickY-oy
 		// The browser hit-tests in document coordinates of the session's
 		// top document, in its CSS pixels.
-		if root := r.src.snap.docs[0]; root != nil {
-			x, y = x+root.scrollX, y+root.scrollY
-		}
+		sx, sy := r.src.Snap.Scroll()
+		x, y = x+sx, y+sy
 		x, y = x/zoom, y/zoom
 		no := false
-		res, err := cdp.Call(context.Background(), r.src.sess, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
+		res, err := cdp.Call(context.Background(), r.sess(), dom.GetNodeForLocation, dom.GetNodeForLocationParams{
 			X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no,
 		})
 		if err != nil {
 			t.Errorf("element %d %q: hit test at (%.0f,%.0f): %v", e.ID, e.Name, x, y, err)
 			continue
 		}
-		hit := findBackend(r.src.snap, res.BackendNodeID)
-		if hit == nil || !hit.isDescendantOf(r.node) {
-			t.Errorf("element %d %s %q: the browser finds %s at its click point (%.0f,%.0f), not the element", e.ID, e.Role, e.Name, hit.describe(), r.clickX, r.clickY)
+		hit := perception.FindBackend(r.src.Snap, res.BackendNodeID)
+		if hit == nil || !hit.IsDescendantOf(r.node) {
+			t.Errorf("element %d %s %q: the browser finds %s at its click point (%.0f,%.0f), not the element", e.ID, e.Role, e.Name, hit.Describe(), r.clickX, r.clickY)
 		}
 		checked++
 	}
@@ -213,16 +213,16 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 // and its rendered width over its CSS width), not taken from the
 // observation.
 func frameOrigin(fs *frameSnap) (x, y, zoom float64, err error) {
-	if fs.owner == nil || fs.parent == nil {
+	if fs.Owner == nil || fs.Parent == nil {
 		return 0, 0, 1, nil
 	}
-	px, py, pz, err := frameOrigin(fs.parent)
+	px, py, pz, err := frameOrigin(fs.Parent)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	res, err := cdp.Call(context.Background(), fs.parent.sess, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: fs.owner.backend})
+	res, err := cdp.Call(context.Background(), sessOf(fs.Parent), dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: fs.Owner.Backend()})
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("the box of the iframe of %s: %w", fs.frame, err)
+		return 0, 0, 0, fmt.Errorf("the box of the iframe of %s: %w", fs.URL, err)
 	}
 	c, b := res.Model.Content, res.Model.Border
 	zoom = pz * (max(b[0], b[2], b[4], b[6]) - min(b[0], b[2], b[4], b[6])) / float64(res.Model.Width)
