@@ -244,22 +244,23 @@ func (nb *Numbering) label(e *Element) {
 // browser's state, what happened since the last observation, and how to
 // render.
 type RenderInput struct {
-	Tabs    []TabInfo
-	Events  []Event
-	Blocked Blocked
+	Tabs    []TabInfo `json:"tabs,omitempty"`
+	Events  []Event   `json:"events,omitempty"`
+	Blocked Blocked   `json:"blocked"`
 	// Shot says the observation has a screenshot to point to; Marks that
 	// it is a set-of-mark image.
-	Shot, Marks bool
+	Shot  bool `json:"shot,omitempty"`
+	Marks bool `json:"marks,omitempty"`
 	// TokenBudget bounds the text (o200k tokens); zero means
 	// DefaultTokenBudget.
-	TokenBudget int
+	TokenBudget int `json:"token_budget,omitempty"`
 	// LastMeta is the fingerprint of the page metadata the tab's last
 	// observation showed: the same metadata is not shown again.
-	LastMeta string
+	LastMeta string `json:"last_meta,omitempty"`
 	// Nonce delimits the page's text; empty means a fresh random one.
-	Nonce string
+	Nonce string `json:"-"`
 	// Redact hides secrets in page strings; nil changes nothing.
-	Redact func(string) string
+	Redact func(string) string `json:"-"`
 }
 
 // Rendered is an observation's text and the elements it lists.

@@ -225,7 +225,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 
 	// Chromium's accessibility tree, for the elements surf may list.
 	t0 = time.Now()
-	fetchAX(ctx, p)
+	ax := fetchAX(ctx, p)
 	obs.Timing.AX = time.Since(t0)
 	if err := ctx.Err(); err != nil {
 		<-imgc
@@ -233,8 +233,11 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	}
 
 	tb0 := time.Now()
-	s.render(obs, t, p)
+	in := s.render(obs, t, p)
 	obs.Timing.Text = time.Since(tb0)
+	if s.recordCapture != nil {
+		s.recordCapture(c, ax, in)
+	}
 
 	if err := s.finishImage(obs, <-imgc, pre, preMarks); err != nil {
 		return nil, err
@@ -309,16 +312,17 @@ func (s *Surfer) drawEarly(obs *Observation, p *perception.Page, shotc <-chan sh
 
 // render numbers the page's elements and writes the observation's text,
 // with the tabs, the events and the denials since the last observation.
-func (s *Surfer) render(obs *Observation, t *tab, p *perception.Page) {
+func (s *Surfer) render(obs *Observation, t *tab, p *perception.Page) perception.RenderInput {
 	nb := perception.Number(p, obs.Seq)
 	obs.Tabs = s.tabInfos()
 	obs.Events = s.takeEvents()
 	obs.Blocked = summarizeDenials(s.sess.TakeDenials())
-	r := perception.Render(nb, perception.RenderInput{
+	in := perception.RenderInput{
 		Tabs: obs.Tabs, Events: obs.Events, Blocked: obs.Blocked,
 		Shot: s.cfg.Image != ImageNone, Marks: s.cfg.Image == ImageMarks,
 		TokenBudget: s.cfg.TokenBudget, LastMeta: t.lastMeta, Redact: s.pol.Redact,
-	})
+	}
+	r := perception.Render(nb, in)
 	if r.Metadata != nil {
 		t.lastMeta = r.Metadata.Fingerprint()
 		obs.Metadata = r.Metadata
@@ -331,6 +335,7 @@ func (s *Surfer) render(obs *Observation, t *tab, p *perception.Page) {
 		c := r.Candidates[e.ID]
 		obs.refs[e.ID] = &elementRef{el: e, src: c.Frame, backend: c.Node.Backend(), node: c.Node, clickX: c.ClickX, clickY: c.ClickY, vis: c.Vis, cand: c}
 	}
+	return in
 }
 
 // finishImage puts the image into the observation, redrawn if the text

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
@@ -139,9 +140,15 @@ func TestObserveFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			name := strings.ReplaceAll(strings.TrimSuffix(f.page, ".html"), "/", "-")
+			if *record { // see replay_test.go: -record also records the perception fixtures
+				recordNext(t, s, sites, filepath.Join("..", "perception", "testdata", "recorded", name+".json.gz"))
+			}
 			obs := observe(t, s)
 			got := goldenList(obs, sites)
-			path := filepath.Join("testdata", "observe", strings.ReplaceAll(strings.TrimSuffix(f.page, ".html"), "/", "-")+".golden")
+			// The same golden is checked against recorded payloads, with no
+			// browser, by perception's TestRecordedFixtures.
+			path := filepath.Join("..", "perception", "testdata", "golden", name+".golden")
 			if *update {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -163,6 +170,24 @@ func TestObserveFixtures(t *testing.T) {
 				t.Errorf("Tokens = %d, but the text counts %d", obs.Tokens, n)
 			}
 		})
+	}
+}
+
+// recordNext makes the surfer's next observation write its capture, the
+// accessibility nodes it read and its render input to path.
+func recordNext(t *testing.T, s *Surfer, sites *browsertest.Sites, path string) {
+	t.Helper()
+	s.recordCapture = func(c *perception.Capture, ax map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node, in perception.RenderInput) {
+		s.recordCapture = nil
+		rec := &perception.Recording{Origins: []string{sites.A, sites.B}, Seq: s.seq + 1, Capture: c, Input: in}
+		// Frames by their index in the capture: 0 the page, i+1 Frames[i].
+		rec.AX = []map[cdp.BackendNodeID]*accessibility.Node{ax[c.Handle.(*cdpSession)]}
+		for _, fc := range c.Frames {
+			rec.AX = append(rec.AX, ax[fc.Handle.(*cdpSession)])
+		}
+		if err := perception.WriteRecording(path, rec); err != nil {
+			t.Errorf("recording %s: %v", path, err)
+		}
 	}
 }
 
