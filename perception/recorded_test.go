@@ -1,7 +1,6 @@
 package perception
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,35 +16,6 @@ var recordedFixtures = []string{
 	"native", "aria", "clickable", "frames", "shadow", "overlay", "scroll", "hscroll", "clip-path",
 	"partly-covered", "hidden", "disabled", "dense", "padded", "multiselect", "modal", "crowd",
 	"actions-select", "actions-select-next",
-}
-
-// goldenList renders a page's elements for a golden file as websurfer's
-// TestObserveFixtures does: role, name, states and location, with the
-// fixture origins replaced.
-func goldenList(p *Page, r *Rendered, origins []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "viewport: %s\n", p.Viewport.Position)
-	for _, l := range strings.Split(r.Text, "\n") {
-		if strings.HasPrefix(l, "frames: ") {
-			b.WriteString(l + "\n")
-		}
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	for _, e := range r.Elements {
-		fmt.Fprintf(&b, "%s @%s\n", e.Line(), e.Where)
-	}
-	for _, loc := range []Location{InViewport, Above, Below, Clipped} {
-		if n := r.Unlisted[loc]; n > 0 {
-			fmt.Fprintf(&b, "unlisted %s: %d\n", loc, n)
-		}
-	}
-	out := b.String()
-	for i, o := range origins {
-		out = strings.ReplaceAll(out, o, "{"+string(rune('A'+i))+"}")
-	}
-	return out
 }
 
 // TestRecordedFixtures perceives each recorded fixture with no browser and
@@ -69,7 +39,7 @@ func TestRecordedFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := goldenList(p, r, rec.Origins); got != string(want) {
+			if got := ElementList(p.Viewport.Position, r.Text, r.Notes, r.Elements, r.Unlisted, rec.Origins...); got != string(want) {
 				t.Errorf("elements differ from %s\n--- got\n%s\n--- want\n%s", path, got, want)
 			}
 			if len(r.Elements) == 0 {

@@ -103,26 +103,7 @@ var perceptionFixtures = []struct {
 // goldenList renders an observation's elements for a golden file: role,
 // name, states and location, with the fixture origins replaced.
 func goldenList(obs *Observation, sites *browsertest.Sites) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "viewport: %s\n", obs.Viewport.Position)
-	for _, l := range strings.Split(obs.Text(), "\n") {
-		if strings.HasPrefix(l, "frames: ") {
-			b.WriteString(l + "\n")
-		}
-	}
-	for _, n := range obs.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	for _, e := range obs.Elements {
-		fmt.Fprintf(&b, "%s @%s\n", e.Line(), e.Where)
-	}
-	for _, loc := range []Location{InViewport, Above, Below, Clipped} {
-		if n := obs.Unlisted[loc]; n > 0 {
-			fmt.Fprintf(&b, "unlisted %s: %d\n", loc, n)
-		}
-	}
-	out := strings.ReplaceAll(b.String(), sites.A, "{A}")
-	return strings.ReplaceAll(out, sites.B, "{B}")
+	return perception.ElementList(obs.Viewport.Position, obs.Text(), obs.Notes, obs.Elements, obs.Unlisted, sites.A, sites.B)
 }
 
 func TestObserveFixtures(t *testing.T) {
