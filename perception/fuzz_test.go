@@ -12,7 +12,9 @@ import (
 
 // FuzzParseSnapshot feeds DOMSnapshot payloads, seeded with the recorded
 // fixtures', through the whole pure pipeline: a malformed payload (indexes
-// out of range, cycles, missing tables) must not panic.
+// out of range, cycles, missing tables) must not panic. The seeds are
+// large: fuzz with a short -fuzzminimizetime (e.g. 2s), or minimizing new
+// inputs takes most of the time.
 func FuzzParseSnapshot(f *testing.F) {
 	for _, name := range []string{"native", "frames", "modal", "scroll"} {
 		rec, err := ReadRecording(filepath.Join("testdata", "recorded", name+".json.gz"))
