@@ -5,10 +5,6 @@ import (
 	"testing"
 )
 
-// notYet lists packages that issue 13 creates on other branches; their
-// rules are written, and checked once they exist. Empty it after the merge.
-var notYet = map[string]bool{"perception": true}
-
 // lowLevel is the low-level tier: libraries that import no public surf
 // package, no application and no test helper.
 var lowLevel = []string{
@@ -41,7 +37,6 @@ func TestImportRules(t *testing.T) {
 	type rule struct {
 		pkg       string
 		forbidden []string
-		after     string // checked only once this package exists (see notYet)
 	}
 	rules := []rule{
 		{pkg: "perception", forbidden: append([]string{sandbox}, playwright...)},
@@ -49,9 +44,7 @@ func TestImportRules(t *testing.T) {
 		{pkg: "som", forbidden: append([]string{sandbox}, playwright...)},
 		{pkg: "tools", forbidden: append([]string{sandbox}, playwright...)},
 		{pkg: "journal", forbidden: playwright},
-		// The report reads journals through package journal; until that
-		// exists it reads them through websurfer, which links Playwright.
-		{pkg: "cmd/surf/internal/report", forbidden: playwright, after: "journal"},
+		{pkg: "cmd/surf/internal/report", forbidden: playwright},
 	}
 	for _, low := range lowLevel {
 		var forbidden []string
@@ -61,18 +54,8 @@ func TestImportRules(t *testing.T) {
 		rules = append(rules, rule{pkg: low, forbidden: forbidden})
 	}
 	for _, r := range rules {
-		if r.after != "" && notYet[r.after] {
-			if _, ok := deps(t, root, r.after); !ok {
-				t.Logf("%s does not exist yet; the rule for %s is not checked", r.after, r.pkg)
-				continue
-			}
-		}
 		ds, ok := deps(t, root, r.pkg)
 		if !ok {
-			if notYet[r.pkg] {
-				t.Logf("%s does not exist yet; its rule is not checked", r.pkg)
-				continue
-			}
 			t.Errorf("package %s does not exist", r.pkg)
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/surfkit/surf/internal/textcut"
+	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
@@ -140,7 +141,7 @@ func (s *Surfer) load(ctx context.Context, t *tab, d policy.Decision, describe f
 
 // gotoURL loads a URL; a page that fails to load is a tool error.
 func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
-	progress(ctx, "loading %s", truncate(u, 200))
+	progress(ctx, "loading %s", textcut.Bytes(u, 200))
 	ms := float64(s.cfg.ActionTimeout.Milliseconds())
 	err := s.interruptible(ctx, t, func() error {
 		_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
@@ -251,7 +252,7 @@ func (s *Surfer) walk(ctx context.Context, t *tab, dir int) (*outcome, error) {
 func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
 	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
 		before := t.nav.Load()
-		progress(ctx, "reloading %s", truncate(t.page.URL(), 200))
+		progress(ctx, "reloading %s", textcut.Bytes(t.page.URL(), 200))
 		ms := float64(s.cfg.ActionTimeout.Milliseconds())
 		err := s.interruptible(ctx, t, func() error {
 			_, err := t.page.Reload(playwright.PageReloadOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
@@ -367,16 +368,16 @@ func (s *Surfer) reachable(ctx context.Context, r *elementRef) error {
 	if hit == nil {
 		return tools.NewError(&CoveredError{ID: el.ID, Role: el.Role, Name: el.Name, Unseen: true})
 	}
-	if hit.isDescendantOf(r.node) || reaches(hit, r.node) {
+	if hit.IsDescendantOf(r.node) || perception.Reaches(hit, r.node) {
 		return nil
 	}
 	listed := map[*snapNode]*Element{}
 	for _, ref := range s.last.refs {
 		listed[ref.node] = ref.el
 	}
-	owner := coverOwner(hit, listed)
+	owner := perception.CoverOwner(hit, listed)
 	_ = src
-	return tools.NewError(&CoveredError{ID: el.ID, Role: el.Role, Name: el.Name, By: describeCover(owner, listed), ByID: coverID(owner, listed)})
+	return tools.NewError(&CoveredError{ID: el.ID, Role: el.Role, Name: el.Name, By: perception.DescribeCover(owner, listed), ByID: perception.CoverID(owner, listed)})
 }
 
 // hitTest asks the browser which node is at an element's click point, in
@@ -391,29 +392,28 @@ func (s *Surfer) hitTest(ctx context.Context, r *elementRef) (*snapNode, *frameS
 func (s *Surfer) hitTestAt(ctx context.Context, r *elementRef, px, py float64) (*snapNode, *frameSnap, error) {
 	// Outer frames first: each iframe on the way must be on top.
 	var chain []*frameSnap
-	for fs := r.src; fs != nil; fs = fs.parent {
+	for fs := r.src; fs != nil; fs = fs.Parent {
 		chain = append([]*frameSnap{fs}, chain...)
 	}
 	zoom := 1.0
 	for i, fs := range chain {
 		x, y := px, py
-		if fs.owner != nil {
-			c := fs.owner.frameBox()
+		if fs.Owner != nil {
+			c := fs.Owner.FrameBox()
 			x, y = x-c.X, y-c.Y
-			zoom *= fs.owner.frameScale()
+			zoom *= fs.Owner.FrameScale()
 		}
-		if root := fs.snap.docs[0]; root != nil {
-			x, y = x+root.scrollX, y+root.scrollY
-		}
+		sx, sy := fs.Snap.Scroll()
+		x, y = x+sx, y+sy
 		x, y = x/zoom, y/zoom // the frame hit-tests in its own CSS pixels
 		no := false
-		res, err := cdp.Call(ctx, fs.sess, dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no})
+		res, err := cdp.Call(ctx, sessOf(fs), dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no})
 		if err != nil {
 			return nil, fs, err
 		}
-		hit := findBackend(fs.snap, res.BackendNodeID)
+		hit := perception.FindBackend(fs.Snap, res.BackendNodeID)
 		if i < len(chain)-1 {
-			next := chain[i+1].owner
+			next := chain[i+1].Owner
 			if hit != next {
 				return hit, fs, nil
 			}
@@ -528,7 +528,7 @@ func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, 
 // focus puts the keyboard focus on an element: through the DOM, or by
 // clicking it when the DOM cannot.
 func (s *Surfer) focus(ctx context.Context, t *tab, r *elementRef) error {
-	err := r.src.sess.Call(ctx, dom.CommandFocus, dom.FocusParams{BackendNodeID: r.backend}, nil)
+	err := r.sess().Call(ctx, dom.CommandFocus, dom.FocusParams{BackendNodeID: r.backend}, nil)
 	if err == nil {
 		return nil
 	}
@@ -595,7 +595,7 @@ func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, option
 		Chosen  string
 		Options []string
 	}
-	if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, selectNative, []any{option}, &res); err != nil {
+	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, selectNative, []any{option}, &res); err != nil {
 		if browserGone(err) {
 			return nil, err
 		}
@@ -675,7 +675,7 @@ func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option s
 	return settled(t, before, reportNothing, chose(best.Name, r)), nil
 }
 
-func quoteList(list []string, n int) string { return quoteJoin(list, n, 40, ", ") }
+func quoteList(list []string, n int) string { return perception.QuoteJoin(list, n, 40, ", ") }
 
 // Keypress presses keys one after another; a chord is written with "+",
 // such as "Control+A". Key names are Playwright's (Enter, Tab, ArrowDown,
@@ -727,7 +727,7 @@ func (s *Surfer) upload(ctx context.Context, t *tab, r *elementRef, path string)
 		return nil, toolErr("could not prepare the upload: %v", err)
 	}
 	if r.el.Tag == "input" && r.el.InputType == "file" {
-		err = r.src.sess.Call(ctx, dom.CommandSetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{staged}, BackendNodeID: r.backend}, nil)
+		err = r.sess().Call(ctx, dom.CommandSetFileInputFiles, dom.SetFileInputFilesParams{Files: []string{staged}, BackendNodeID: r.backend}, nil)
 		if err != nil {
 			if isGone(err) {
 				return nil, err
@@ -1029,7 +1029,7 @@ func shortErr(err error) string {
 	if i := strings.Index(msg, "playwright: "); i >= 0 {
 		msg = msg[i+len("playwright: "):]
 	}
-	return truncate(msg, 300)
+	return textcut.Bytes(msg, 300)
 }
 
 func pageTitle(t *tab) string {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"math"
 	"sort"
+
+	"github.com/surfkit/surf/perception"
 )
 
 // hitsElement reports whether a click landing on hit (the browser's hit
 // test at an element's click point) acts on the element.
 func hitsElement(hit *snapNode, r *elementRef) bool {
-	return hit != nil && (hit.isDescendantOf(r.node) || reaches(hit, r.node))
+	return hit != nil && (hit.IsDescendantOf(r.node) || perception.Reaches(hit, r.node))
 }
 
 // freePointGrid is how many points across and down the search for a free
@@ -50,7 +52,7 @@ func gridPoints(b rect, n int) [][2]float64 {
 	if b.W < 2 || b.H < 2 {
 		return nil
 	}
-	cx, cy := b.center()
+	cx, cy := b.Center()
 	var pts [][2]float64
 	seen := map[[2]float64]bool{}
 	for i := range n {
@@ -60,9 +62,9 @@ func gridPoints(b rect, n int) [][2]float64 {
 				math.Round(b.Y + b.H*(float64(j)+0.5)/float64(n)),
 			}
 			// Rounding must not leave the box.
-			p[0] = min(max(p[0], math.Ceil(b.X)), math.Ceil(b.right())-1)
-			p[1] = min(max(p[1], math.Ceil(b.Y)), math.Ceil(b.bottom())-1)
-			if !b.contains(p[0], p[1]) || seen[p] {
+			p[0] = min(max(p[0], math.Ceil(b.X)), math.Ceil(b.Right())-1)
+			p[1] = min(max(p[1], math.Ceil(b.Y)), math.Ceil(b.Bottom())-1)
+			if !b.Contains(p[0], p[1]) || seen[p] {
 				continue
 			}
 			seen[p] = true

@@ -65,7 +65,7 @@ func TestClickPartlyCovered(t *testing.T) {
 }
 
 func TestGridPoints(t *testing.T) {
-	b := rect{10.5, 20, 100, 40}
+	b := rect{X: 10.5, Y: 20, W: 100, H: 40}
 	pts := gridPoints(b, 5)
 	if len(pts) != 25 {
 		t.Fatalf("%d points; want 25: %v", len(pts), pts)
@@ -74,14 +74,14 @@ func TestGridPoints(t *testing.T) {
 		t.Errorf("the first point is %v; want the centre (61, 40)", pts[0])
 	}
 	for _, p := range pts {
-		if !b.contains(p[0], p[1]) || p[0] != float64(int(p[0])) || p[1] != float64(int(p[1])) {
+		if !b.Contains(p[0], p[1]) || p[0] != float64(int(p[0])) || p[1] != float64(int(p[1])) {
 			t.Errorf("point %v is off the box %v or not on a whole pixel", p, b)
 		}
 	}
-	if got := gridPoints(rect{0, 0, 1, 30}, 5); len(got) != 0 {
+	if got := gridPoints(rect{X: 0, Y: 0, W: 1, H: 30}, 5); len(got) != 0 {
 		t.Errorf("a 1px wide box gave points %v", got)
 	}
-	if got := gridPoints(rect{3.2, 0, 2, 2}, 5); len(got) == 0 {
+	if got := gridPoints(rect{X: 3.2, Y: 0, W: 2, H: 2}, 5); len(got) == 0 {
 		t.Error("a 2px box gave no point")
 	}
 }

@@ -241,7 +241,7 @@ func (s *Surfer) dialogObservation(h *heldDialog) *Observation {
 		b.WriteString("event: " + ev.Kind + ": " + ev.Message + "\n")
 	}
 	obs.Blocked = summarizeDenials(s.sess.TakeDenials())
-	for _, l := range obs.Blocked.lines() {
+	for _, l := range obs.Blocked.Lines() {
 		b.WriteString(l + "\n")
 	}
 	note := "the page cannot be read while the dialog is open"

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/domsnapshot"
+	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
@@ -20,33 +21,7 @@ import (
 // The snapshot alone cannot place a frame's document exactly: it gives the
 // iframe's border box, and its computed border and padding widths are
 // before zoom.
-type frameBoxes map[*cdpSession]map[cdp.BackendNodeID]frameBox
-
-// frameBox is an iframe element's content box and the zoom it renders
-// its document at (CSS zoom on it or its ancestors: the frame's own CSS
-// pixels are that many viewport pixels).
-type frameBox struct {
-	content rect
-	zoom    float64
-}
-
-// ownerIDs lists the backend node ids of the iframe elements whose
-// documents a snapshot holds (same-process frames).
-func ownerIDs(res *domsnapshot.CaptureSnapshotResult) []cdp.BackendNodeID {
-	var out []cdp.BackendNodeID
-	for _, d := range res.Documents {
-		nt := d.Nodes
-		if nt == nil || nt.ContentDocumentIndex == nil {
-			continue
-		}
-		for _, idx := range nt.ContentDocumentIndex.Index {
-			if idx >= 0 && int(idx) < len(nt.BackendNodeID) {
-				out = append(out, nt.BackendNodeID[idx])
-			}
-		}
-	}
-	return out
-}
+type frameBoxes map[*cdpSession]map[cdp.BackendNodeID]perception.FrameBox
 
 // readFrameBoxes asks the browser for the content box of every iframe
 // element showing a frame: those in each snapshot that hold same-process
@@ -60,7 +35,7 @@ func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapsho
 		o    *oopif // an out-of-process frame whose owner id is not known yet
 	}
 	var jobs []job
-	for _, id := range ownerIDs(mainRes) {
+	for _, id := range perception.OwnerIDs(mainRes) {
 		jobs = append(jobs, job{sess: t.sess, id: id})
 	}
 	byFrame := map[playwright.Frame]*oopif{}
@@ -71,7 +46,7 @@ func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapsho
 		if r.err != nil || r.res == nil {
 			continue
 		}
-		for _, id := range ownerIDs(r.res) {
+		for _, id := range perception.OwnerIDs(r.res) {
 			jobs = append(jobs, job{sess: r.o.sess, id: id})
 		}
 		parent := t.sess
@@ -111,7 +86,7 @@ func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapsho
 			}
 			mu.Lock()
 			if out[j.sess] == nil {
-				out[j.sess] = map[cdp.BackendNodeID]frameBox{}
+				out[j.sess] = map[cdp.BackendNodeID]perception.FrameBox{}
 			}
 			out[j.sess][id] = b
 			mu.Unlock()
@@ -124,14 +99,14 @@ func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapsho
 // contentBoxOf reads an element's content box (the bounds of its content
 // quad) in its session's viewport coordinates, and its zoom: its border
 // quad's width over its width in its own CSS pixels.
-func contentBoxOf(ctx context.Context, sess *cdpSession, id cdp.BackendNodeID) (frameBox, bool) {
+func contentBoxOf(ctx context.Context, sess *cdpSession, id cdp.BackendNodeID) (perception.FrameBox, bool) {
 	res, err := cdp.Call(ctx, sess, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: id})
 	if err != nil || res.Model == nil || len(res.Model.Content) != 8 || len(res.Model.Border) != 8 {
-		return frameBox{}, false
+		return perception.FrameBox{}, false
 	}
 	c, b := quadBounds(res.Model.Content), quadBounds(res.Model.Border)
-	if c.empty() {
-		return frameBox{}, false
+	if c.Empty() {
+		return perception.FrameBox{}, false
 	}
 	zoom := 1.0
 	if res.Model.Width > 0 && b.W > 0 {
@@ -140,40 +115,11 @@ func contentBoxOf(ctx context.Context, sess *cdpSession, id cdp.BackendNodeID) (
 			zoom = 1
 		}
 	}
-	return frameBox{content: c, zoom: zoom}, true
+	return perception.FrameBox{Content: c, Zoom: zoom}, true
 }
 
 func quadBounds(q dom.Quad) rect {
 	x0, y0 := math.Min(math.Min(q[0], q[2]), math.Min(q[4], q[6])), math.Min(math.Min(q[1], q[3]), math.Min(q[5], q[7]))
 	x1, y1 := math.Max(math.Max(q[0], q[2]), math.Max(q[4], q[6])), math.Max(math.Max(q[1], q[3]), math.Max(q[5], q[7]))
-	return rect{x0, y0, x1 - x0, y1 - y0}
-}
-
-// frameBox is where an iframe element shows its document, in viewport
-// coordinates: the content box the browser reported for it, or, when it
-// did not, the inside of its border as the snapshot gives it.
-func (n *snapNode) frameBox() rect {
-	if n.frameKnown {
-		return n.frameContent
-	}
-	return n.contentBox()
-}
-
-// frameScale is how many viewport pixels one CSS pixel of the frame an
-// iframe element shows is (its CSS zoom): the browser hit-tests a frame in
-// its own CSS pixels, while the snapshot gives its boxes as rendered.
-func (n *snapNode) frameScale() float64 {
-	if n.frameKnown && n.frameZoom > 0 {
-		return n.frameZoom
-	}
-	return 1
-}
-
-// setFrameBox records an iframe's content box from boxes (in its
-// session's viewport coordinates, which start at originX, originY), if
-// the browser reported one.
-func (n *snapNode) setFrameBox(boxes map[cdp.BackendNodeID]frameBox, originX, originY float64) {
-	if b, ok := boxes[n.backend]; ok {
-		n.frameContent, n.frameZoom, n.frameKnown = b.content.offset(originX, originY), b.zoom, true
-	}
+	return rect{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
 }

@@ -23,20 +23,20 @@ var errFrameGone = errors.New("its frame is gone")
 
 // inFrame reports whether the element of r is inside a frame rather than
 // in the top page's own document.
-func (r *elementRef) inFrame() bool { return r.src.parent != nil || r.node.doc.owner != nil }
+func (r *elementRef) inFrame() bool { return r.src.Parent != nil || r.node.InFrame() }
 
 // elementFrames returns the frames the element of r is in, as the browser
 // has them now: its own frame first, then each frame around it, the top
 // page's main frame last.
 func (s *Surfer) elementFrames(ctx context.Context, r *elementRef) ([]*cdp.Frame, error) {
 	var out []*cdp.Frame
-	fs, id := r.src, r.node.doc.frameID
+	fs, id := r.src, r.node.FrameID()
 	for depth := 0; fs != nil; depth++ {
 		if id == "" || depth > 32 {
 			return nil, errFrameGone
 		}
 		var tree page.GetFrameTreeResult
-		if err := fs.sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
+		if err := sessOf(fs).Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
 			return nil, err
 		}
 		path := framePath(tree.FrameTree, cdp.FrameID(id), 0)
@@ -46,13 +46,13 @@ func (s *Surfer) elementFrames(ctx context.Context, r *elementRef) ([]*cdp.Frame
 		for i := len(path) - 1; i >= 0; i-- {
 			out = append(out, path[i])
 		}
-		if fs.parent == nil {
+		if fs.Parent == nil {
 			break
 		}
-		if fs.owner == nil {
+		if fs.Owner == nil {
 			return nil, errFrameGone
 		}
-		fs, id = fs.parent, fs.owner.doc.frameID
+		fs, id = fs.Parent, fs.Owner.FrameID()
 	}
 	return out, nil
 }
@@ -163,7 +163,7 @@ func (s *Surfer) frameErr(ctx context.Context, r *elementRef, err error) error {
 // the keyboard focus now.
 func (s *Surfer) focused(ctx context.Context, t *tab, r *elementRef) (bool, error) {
 	var ok bool
-	if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, hasFocusJS, nil, &ok); err != nil {
+	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, hasFocusJS, nil, &ok); err != nil {
 		if ctx.Err() != nil || browserGone(err) {
 			return false, errors.Join(ctx.Err(), err)
 		}

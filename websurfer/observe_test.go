@@ -15,10 +15,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/tokens"
+	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -101,26 +103,7 @@ var perceptionFixtures = []struct {
 // goldenList renders an observation's elements for a golden file: role,
 // name, states and location, with the fixture origins replaced.
 func goldenList(obs *Observation, sites *browsertest.Sites) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "viewport: %s\n", obs.Viewport.Position)
-	for _, l := range strings.Split(obs.Text(), "\n") {
-		if strings.HasPrefix(l, "frames: ") {
-			b.WriteString(l + "\n")
-		}
-	}
-	for _, n := range obs.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	for _, e := range obs.Elements {
-		fmt.Fprintf(&b, "%s @%s\n", e.line(), e.Where)
-	}
-	for _, loc := range []Location{InViewport, Above, Below, Clipped} {
-		if n := obs.Unlisted[loc]; n > 0 {
-			fmt.Fprintf(&b, "unlisted %s: %d\n", loc, n)
-		}
-	}
-	out := strings.ReplaceAll(b.String(), sites.A, "{A}")
-	return strings.ReplaceAll(out, sites.B, "{B}")
+	return perception.ElementList(obs.Viewport.Position, obs.Text(), obs.Notes, obs.Elements, obs.Unlisted, sites.A, sites.B)
 }
 
 func TestObserveFixtures(t *testing.T) {
@@ -138,9 +121,15 @@ func TestObserveFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			name := strings.ReplaceAll(strings.TrimSuffix(f.page, ".html"), "/", "-")
+			if *record { // see replay_test.go: -record also records the perception fixtures
+				recordNext(t, s, sites, filepath.Join("..", "perception", "testdata", "recorded", name+".json.gz"))
+			}
 			obs := observe(t, s)
 			got := goldenList(obs, sites)
-			path := filepath.Join("testdata", "observe", strings.ReplaceAll(strings.TrimSuffix(f.page, ".html"), "/", "-")+".golden")
+			// The same golden is checked against recorded payloads, with no
+			// browser, by perception's TestRecordedFixtures.
+			path := filepath.Join("..", "perception", "testdata", "golden", name+".golden")
 			if *update {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -165,6 +154,24 @@ func TestObserveFixtures(t *testing.T) {
 	}
 }
 
+// recordNext makes the surfer's next observation write its capture, the
+// accessibility nodes it read and its render input to path.
+func recordNext(t *testing.T, s *Surfer, sites *browsertest.Sites, path string) {
+	t.Helper()
+	s.recordCapture = func(c *perception.Capture, ax map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node, in perception.RenderInput) {
+		s.recordCapture = nil
+		rec := &perception.Recording{Origins: []string{sites.A, sites.B}, Seq: s.seq + 1, Capture: c, Input: in}
+		// Frames by their index in the capture: 0 the page, i+1 Frames[i].
+		rec.AX = []map[cdp.BackendNodeID]*accessibility.Node{ax[c.Handle.(*cdpSession)]}
+		for _, fc := range c.Frames {
+			rec.AX = append(rec.AX, ax[fc.Handle.(*cdpSession)])
+		}
+		if err := perception.WriteRecording(path, rec); err != nil {
+			t.Errorf("recording %s: %v", path, err)
+		}
+	}
+}
+
 // checkMarksHit asks the browser itself (DOM.getNodeForLocation, on the
 // session of the element's frame) what is at each on-screen element's click
 // point, and checks it is the element or inside it.
@@ -184,21 +191,20 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 		x, y := r.clickX-ox, r.clickY-oy
 		// The browser hit-tests in document coordinates of the session's
 		// top document, in its CSS pixels.
-		if root := r.src.snap.docs[0]; root != nil {
-			x, y = x+root.scrollX, y+root.scrollY
-		}
+		sx, sy := r.src.Snap.Scroll()
+		x, y = x+sx, y+sy
 		x, y = x/zoom, y/zoom
 		no := false
-		res, err := cdp.Call(context.Background(), r.src.sess, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
+		res, err := cdp.Call(context.Background(), r.sess(), dom.GetNodeForLocation, dom.GetNodeForLocationParams{
 			X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no,
 		})
 		if err != nil {
 			t.Errorf("element %d %q: hit test at (%.0f,%.0f): %v", e.ID, e.Name, x, y, err)
 			continue
 		}
-		hit := findBackend(r.src.snap, res.BackendNodeID)
-		if hit == nil || !hit.isDescendantOf(r.node) {
-			t.Errorf("element %d %s %q: the browser finds %s at its click point (%.0f,%.0f), not the element", e.ID, e.Role, e.Name, hit.describe(), r.clickX, r.clickY)
+		hit := perception.FindBackend(r.src.Snap, res.BackendNodeID)
+		if hit == nil || !hit.IsDescendantOf(r.node) {
+			t.Errorf("element %d %s %q: the browser finds %s at its click point (%.0f,%.0f), not the element", e.ID, e.Role, e.Name, hit.Describe(), r.clickX, r.clickY)
 		}
 		checked++
 	}
@@ -213,16 +219,16 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 // and its rendered width over its CSS width), not taken from the
 // observation.
 func frameOrigin(fs *frameSnap) (x, y, zoom float64, err error) {
-	if fs.owner == nil || fs.parent == nil {
+	if fs.Owner == nil || fs.Parent == nil {
 		return 0, 0, 1, nil
 	}
-	px, py, pz, err := frameOrigin(fs.parent)
+	px, py, pz, err := frameOrigin(fs.Parent)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	res, err := cdp.Call(context.Background(), fs.parent.sess, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: fs.owner.backend})
+	res, err := cdp.Call(context.Background(), sessOf(fs.Parent), dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: fs.Owner.Backend()})
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("the box of the iframe of %s: %w", fs.frame, err)
+		return 0, 0, 0, fmt.Errorf("the box of the iframe of %s: %w", fs.URL, err)
 	}
 	c, b := res.Model.Content, res.Model.Border
 	zoom = pz * (max(b[0], b[2], b[4], b[6]) - min(b[0], b[2], b[4], b[6])) / float64(res.Model.Width)

@@ -71,7 +71,7 @@ func TestMultiSelectLine(t *testing.T) {
 		{Element{ID: 2, Role: "listbox", Name: "Sizes", Options: []string{"S", "L"}, Multiple: true}, `2 listbox "Sizes" options=["S","L"] selected=[]`},
 		{Element{ID: 3, Role: "combobox", Name: "Ship", Value: "Express", Options: []string{"Standard", "Express"}}, `3 combobox "Ship" value="Express" options=["Standard","Express"]`},
 	} {
-		if got := c.e.line(); got != c.want {
+		if got := c.e.Line(); got != c.want {
 			t.Errorf("line() = %s\nwant     %s", got, c.want)
 		}
 	}
@@ -139,7 +139,7 @@ func TestCrowdedPageMarksWhatItLists(t *testing.T) {
 	// page as painted.
 	bottom := 0.0
 	for id := 1; id <= lines; id++ {
-		bottom = max(bottom, obs.refs[id].vis.bottom())
+		bottom = max(bottom, obs.refs[id].vis.Bottom())
 	}
 	raw, err := s.Screenshot(context.Background())
 	if err != nil {

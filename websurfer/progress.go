@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/surfkit/surf/internal/textcut"
 )
 
 // Progress. A caller that shows what surf is doing while it does it (an
@@ -56,7 +58,7 @@ func describeCall(tool string, args json.RawMessage) string {
 		if b, err := json.Marshal(v); err == nil && k == "keys" {
 			s = string(b)
 		}
-		return tool + " " + truncate(strings.TrimSpace(s), 100)
+		return tool + " " + textcut.Bytes(strings.TrimSpace(s), 100)
 	}
 	return tool
 }

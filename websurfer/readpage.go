@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/surfkit/surf/internal/tokens"
+	"github.com/surfkit/surf/perception"
 )
 
 // ReadPageTokens is the size of one page of read_page's markdown.
@@ -287,7 +288,7 @@ func (s *Surfer) ReadPage(ctx context.Context, n int) (string, error) {
 	if n > len(pages) {
 		return "", toolErr("the page has %d read_page pages; there is no page %d", len(pages), n)
 	}
-	nonce := newNonce()
+	nonce := perception.NewNonce()
 	body := strings.ReplaceAll(pages[n-1], nonce, "")
 	if strings.TrimSpace(body) == "" {
 		body = "(the page has no text content)"

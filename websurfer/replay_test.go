@@ -49,7 +49,7 @@ import (
 
 //go:generate go test -run ^TestReplayScenarios$ -record
 
-var record = flag.Bool("record", false, "re-record the replay scenarios under ../testdata/replay (pages, model replies and golden journals)")
+var record = flag.Bool("record", false, "re-record the replay scenarios under ../testdata/replay (pages, model replies and golden journals) and the perception fixtures' CDP payloads under ../perception/testdata/recorded")
 
 // replayDir holds the scenarios.
 const replayDir = "../testdata/replay"

@@ -63,7 +63,7 @@ func (s *Surfer) documentOrigin(ctx context.Context, t *tab, r *elementRef, f *c
 		}
 	}
 	var origin string
-	err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, `function () { return this.ownerDocument === document ? String(self.origin) : ''; }`, nil, &origin)
+	err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, `function () { return this.ownerDocument === document ? String(self.origin) : ''; }`, nil, &origin)
 	if err != nil {
 		if ctx.Err() != nil || browserGone(err) {
 			return "", errors.Join(ctx.Err(), err)
@@ -122,7 +122,7 @@ func (s *Surfer) putSecret(ctx context.Context, t *tab, r *elementRef, real stri
 		Focused bool
 	}
 	id := r.el.ID
-	if err := t.callOn(ctx, r.src.sess, r.node.doc.frameID, r.backend, setSecret, []any{real, replace}, &res); err != nil {
+	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, setSecret, []any{real, replace}, &res); err != nil {
 		if ctx.Err() != nil || browserGone(err) {
 			return false, errors.Join(ctx.Err(), err)
 		}

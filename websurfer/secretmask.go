@@ -12,8 +12,8 @@ import (
 	"math"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/domsnapshot"
 	"github.com/chromedp/cdproto/page"
+	"github.com/surfkit/surf/perception"
 )
 
 // Secrets in images. The observation's text shows <secret:NAME> where a
@@ -50,7 +50,7 @@ func (s *Surfer) rememberSecretField(r *elementRef) {
 	if s.secretFields == nil {
 		s.secretFields = map[secretField]bool{}
 	}
-	s.secretFields[secretField{r.src.sess, r.backend}] = true
+	s.secretFields[secretField{r.sess(), r.backend}] = true
 }
 
 // hasSecrets reports whether images may need masks at all.
@@ -74,47 +74,11 @@ func (s *Surfer) secretMasks(snaps []*frameSnap, viewport rect) []rect {
 		typed[k] = true
 	}
 	s.smu.Unlock()
-	var out []rect
-	add := func(r rect) {
-		r = rect{r.X - maskMargin, r.Y - maskMargin, r.W + 2*maskMargin, r.H + 2*maskMargin}
-		if r.intersect(viewport).empty() {
-			return
-		}
-		out = append(out, r)
+	typedAt := func(h any, id cdp.BackendNodeID) bool {
+		sess, _ := h.(*cdpSession)
+		return typed[secretField{sess, id}]
 	}
-	for _, fs := range snaps {
-		for _, d := range fs.snap.docs {
-			for _, n := range d.nodes {
-				if !n.hasLayout {
-					continue
-				}
-				switch {
-				case n.inputVal != "" && (typed[secretField{fs.sess, n.backend}] || s.pol.ContainsSecret(n.inputVal)):
-					add(n.box)
-				case typed[secretField{fs.sess, n.backend}] && n.inputVal == "" && n.nodeType == 1 && !isFormField(n):
-					add(n.box) // a contenteditable surf typed a secret into
-				case n.text != "" && s.pol.ContainsSecret(n.text):
-					if len(n.frags) == 0 {
-						add(n.box)
-					}
-					for _, f := range n.frags {
-						add(f)
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-// isFormField reports whether n is an element whose value snapshots
-// report (an empty one means the field is empty).
-func isFormField(n *snapNode) bool {
-	switch n.name {
-	case "INPUT", "TEXTAREA", "SELECT":
-		return true
-	}
-	return false
+	return perception.SecretBoxes(snaps, viewport, maskMargin, typedAt, s.pol.ContainsSecret)
 }
 
 // maskJPEG paints masks (viewport CSS pixels) over a JPEG screenshot of
@@ -139,8 +103,8 @@ func maskJPEG(raw []byte, masks []rect, viewport rect, quality int) ([]byte, err
 		// secret's pixels with the mask's.
 		x0 := int(math.Floor(m.X*scale)) &^ 7
 		y0 := int(math.Floor(m.Y*scale)) &^ 7
-		x1 := (int(math.Ceil(m.right()*scale)) + 7) &^ 7
-		y1 := (int(math.Ceil(m.bottom()*scale)) + 7) &^ 7
+		x1 := (int(math.Ceil(m.Right()*scale)) + 7) &^ 7
+		y1 := (int(math.Ceil(m.Bottom()*scale)) + 7) &^ 7
 		r := image.Rect(b.Min.X+x0, b.Min.Y+y0, b.Min.X+x1, b.Min.Y+y1).Intersect(b)
 		draw.Draw(img, r, image.NewUniform(maskColor), image.Point{}, draw.Src)
 	}
@@ -171,7 +135,6 @@ func (s *Surfer) maskedScreenshot(ctx context.Context, t *tab) ([]byte, error) {
 	if m.CSSLayoutViewport == nil {
 		return nil, errors.New("reading the page to mask secrets: no layout viewport")
 	}
-	viewport := rect{0, 0, float64(m.CSSLayoutViewport.ClientWidth), float64(m.CSSLayoutViewport.ClientHeight)}
 	res, err := captureSnapshot(ctx, t.sess)
 	if err != nil {
 		return nil, fmt.Errorf("reading the page to mask secrets: %w", err)
@@ -180,21 +143,18 @@ func (s *Surfer) maskedScreenshot(ctx context.Context, t *tab) ([]byte, error) {
 	reads := make([]*frameRead, len(frames))
 	for i, o := range frames {
 		reads[i] = &frameRead{o: o}
-		var r *domsnapshot.CaptureSnapshotResult
-		r, reads[i].err = captureSnapshot(ctx, o.sess)
-		reads[i].res = r
+		reads[i].res, reads[i].err = captureSnapshot(ctx, o.sess)
 	}
 	// Frames are placed where the browser shows them (padding included),
 	// as observations place them.
-	boxes := s.readFrameBoxes(ctx, t, res, reads)
-	main := &frameSnap{snap: parseSnapshot(res, viewport, 0, 0, everywhere, boxes[t.sess]), sess: t.sess}
-	snaps := []*frameSnap{main}
-	for _, r := range s.placeFrames(ctx, t, main, reads, viewport, boxes) {
-		if r.err != nil {
-			// It may show a secret that cannot be found.
-			return nil, fmt.Errorf("reading frame %s to mask secrets: %w", q(r.o.frame.URL(), 80), r.err)
-		}
-		snaps = append(snaps, r.snap)
+	p, err := perception.Parse(s.assemble(ctx, t, &m, res, reads))
+	if err != nil {
+		return nil, fmt.Errorf("reading the page to mask secrets: %w", err)
 	}
-	return s.maskShot(raw, snaps, viewport)
+	if len(p.Unread) > 0 {
+		// It may show a secret that cannot be found.
+		u := p.Unread[0]
+		return nil, fmt.Errorf("reading frame %s to mask secrets: %w", q(u.URL, 80), u.Err)
+	}
+	return s.maskShot(raw, p.Frames, p.View)
 }

@@ -2,7 +2,6 @@ package websurfer
 
 import (
 	"context"
-	"strings"
 )
 
 // Sideways scrolling: pages wider than the window, and boxes that scroll
@@ -59,66 +58,4 @@ func pageScrollTool(loc Location) string {
 // the side is unknown.
 func elementScrollTool(side Location) string {
 	return map[Location]string{Above: "scroll_element_up", Below: "scroll_element_down", Left: "scroll_element_left", Right: "scroll_element_right"}[side]
-}
-
-// clippedSide is where a Clipped candidate lies relative to the view of
-// what hides it (its scroll container, or else its clip): the way that
-// container has to scroll to show it.
-func clippedSide(c *candidate) Location {
-	if c.where != Clipped {
-		return ""
-	}
-	view := c.n.clipFor()
-	if c.container != nil {
-		view = c.container.contentBox()
-	}
-	if view.empty() {
-		return ""
-	}
-	return side(c.n.box, view)
-}
-
-// sideWords says where a Clipped element is in its container, for the
-// observation's text: ", to the right".
-func sideWords(loc Location) string {
-	switch loc {
-	case Above:
-		return ", above"
-	case Below:
-		return ", below"
-	case Left:
-		return ", to the left"
-	case Right:
-		return ", to the right"
-	}
-	return ""
-}
-
-// withSideways adds to the viewport line of the observation how the page
-// scrolls sideways, if it is wider than the viewport.
-func withSideways(line string, v Viewport) string {
-	var more string
-	switch {
-	case v.MoreLeft && v.MoreRight:
-		more = "more to the left and right"
-	case v.MoreLeft:
-		more = "more to the left"
-	case v.MoreRight:
-		more = "more to the right"
-	default:
-		return line
-	}
-	line = strings.Replace(line, "shows the whole page", "shows the page's whole height", 1)
-	return line + "; the page is wider than the viewport: " + more
-}
-
-// horizontalExtent sets the viewport's MoreLeft and MoreRight.
-func (v *Viewport) horizontalExtent() {
-	v.MoreLeft = v.ScrollX > 1
-	v.MoreRight = v.PageWidth > 0 && v.ScrollX+float64(v.Width) < v.PageWidth-1
-}
-
-// scrollsSideways reports whether an element's content scrolls sideways.
-func (e *Element) scrollsSideways() bool {
-	return e.Scrollable == "horizontal" || e.Scrollable == "both"
 }

@@ -10,7 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/surfkit/surf/internal/bounded"
+	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/som"
@@ -106,6 +109,9 @@ type Surfer struct {
 	last   *Observation
 	closed bool
 	pol    *policy.Policy
+	// recordCapture, set by tests only, receives each observation's
+	// capture, accessibility nodes and render input (see -record).
+	recordCapture func(*perception.Capture, map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node, perception.RenderInput)
 	// decided are the gate decisions since TakeDecisions.
 	decided []Decided
 	usage   usageTally

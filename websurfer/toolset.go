@@ -189,7 +189,7 @@ func (s *Surfer) Offered() []string {
 		if e.Scrollable == "vertical" || e.Scrollable == "both" {
 			scroll = true
 		}
-		if e.scrollsSideways() {
+		if e.ScrollsSideways() {
 			sideways = true
 		}
 		if e.InputType == "file" && s.sess.Info().UploadsDir != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
@@ -43,7 +44,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	if navigated {
 		remaining := time.Until(deadline)
 		if remaining > 0 {
-			progress(ctx, "waiting for %s to load", truncate(t.page.URL(), 200))
+			progress(ctx, "waiting for %s to load", textcut.Bytes(t.page.URL(), 200))
 			// A script asking while the page loads blocks it: the wait ends
 			// when a dialog is held. It runs on the caller's ctx, which the
 			// dialog does not cancel, so a held dialog does not stop the

@@ -1,12 +1,9 @@
-package websurfer
+package perception
 
 import (
-	"context"
 	"strings"
-	"sync"
 
 	"github.com/chromedp/cdproto/accessibility"
-	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 )
 
@@ -35,42 +32,6 @@ type axInfo struct {
 	// inertModal: ignored because a modal dialog makes it inert (it
 	// paints, behind the dialog's backdrop).
 	inertModal bool
-}
-
-// axConcurrency bounds the AX requests in flight per session.
-const axConcurrency = 24
-
-// fetchAX asks Chromium for the accessibility node of each backend node,
-// concurrently. Nodes that vanished in the meantime are left out.
-func fetchAX(ctx context.Context, sess *cdpSession, ids []cdp.BackendNodeID) map[cdp.BackendNodeID]*axInfo {
-	out := make(map[cdp.BackendNodeID]*axInfo, len(ids))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, axConcurrency)
-	no := false
-	for _, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			res, err := cdp.Call(ctx, sess, accessibility.GetPartialAXTree, accessibility.GetPartialAXTreeParams{BackendNodeID: id, FetchRelatives: &no})
-			if err != nil {
-				return
-			}
-			for _, n := range res.Nodes {
-				if n.BackendDOMNodeID == id {
-					info := parseAX(n)
-					mu.Lock()
-					out[id] = info
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return out
 }
 
 func parseAX(n *accessibility.Node) *axInfo {

@@ -1,6 +1,7 @@
-package websurfer
+package perception
 
 import (
+	"github.com/surfkit/surf/internal/textcut"
 	"math"
 	"strconv"
 	"strings"
@@ -9,9 +10,9 @@ import (
 	"github.com/chromedp/cdproto/domsnapshot"
 )
 
-// snapshotStyles are the computed styles surf asks DOMSnapshot for, in this
+// SnapshotStyles are the computed styles to ask DOMSnapshot for, in this
 // order (the style* constants index into them).
-var snapshotStyles = []string{"visibility", "cursor", "pointer-events", "overflow-x", "overflow-y", "position", "opacity", "display", "border-left-width", "border-top-width", "clip-path"}
+var SnapshotStyles = []string{"visibility", "cursor", "pointer-events", "overflow-x", "overflow-y", "position", "opacity", "display", "border-left-width", "border-top-width", "clip-path"}
 
 const (
 	styleVisibility = iota
@@ -27,37 +28,37 @@ const (
 	styleClipPath
 )
 
-// rect is a box in CSS pixels.
-type rect struct{ X, Y, W, H float64 }
+// Rect is a box in CSS pixels.
+type Rect struct{ X, Y, W, H float64 }
 
-// everywhere is a clip that clips nothing.
-var everywhere = rect{-1e7, -1e7, 2e7, 2e7}
+// Everywhere is a clip that clips nothing.
+var Everywhere = Rect{-1e7, -1e7, 2e7, 2e7}
 
-func (r rect) empty() bool            { return r.W <= 0 || r.H <= 0 }
-func (r rect) right() float64         { return r.X + r.W }
-func (r rect) bottom() float64        { return r.Y + r.H }
-func (r rect) area() float64          { return max(r.W, 0) * max(r.H, 0) }
-func (r rect) center() (x, y float64) { return r.X + r.W/2, r.Y + r.H/2 }
-func (r rect) contains(x, y float64) bool {
+func (r Rect) Empty() bool            { return r.W <= 0 || r.H <= 0 }
+func (r Rect) Right() float64         { return r.X + r.W }
+func (r Rect) Bottom() float64        { return r.Y + r.H }
+func (r Rect) Area() float64          { return max(r.W, 0) * max(r.H, 0) }
+func (r Rect) Center() (x, y float64) { return r.X + r.W/2, r.Y + r.H/2 }
+func (r Rect) Contains(x, y float64) bool {
 	return x >= r.X && x < r.X+r.W && y >= r.Y && y < r.Y+r.H
 }
-func (r rect) intersect(o rect) rect {
+func (r Rect) Intersect(o Rect) Rect {
 	x0, y0 := max(r.X, o.X), max(r.Y, o.Y)
-	x1, y1 := min(r.right(), o.right()), min(r.bottom(), o.bottom())
+	x1, y1 := min(r.Right(), o.Right()), min(r.Bottom(), o.Bottom())
 	if x1 <= x0 || y1 <= y0 {
-		return rect{X: x0, Y: y0}
+		return Rect{X: x0, Y: y0}
 	}
-	return rect{x0, y0, x1 - x0, y1 - y0}
+	return Rect{x0, y0, x1 - x0, y1 - y0}
 }
-func (r rect) offset(dx, dy float64) rect { return rect{r.X + dx, r.Y + dy, r.W, r.H} }
+func (r Rect) Offset(dx, dy float64) Rect { return Rect{r.X + dx, r.Y + dy, r.W, r.H} }
 
-// snapNode is one DOM node of a snapshot document, with what surf needs of
+// Node is one DOM node of a snapshot document, with what surf needs of
 // its layout. Boxes are in the top-level viewport's CSS pixels.
-type snapNode struct {
+type Node struct {
 	doc      *snapDoc
 	index    int
-	parent   *snapNode // the DOM parent; a shadow root's parent is its host
-	children []*snapNode
+	parent   *Node // the DOM parent; a shadow root's parent is its host
+	children []*Node
 	nodeType int64
 	name     string // tag name (upper case), "#text", "#document-fragment", ...
 	value    string // nodeValue: the text of text nodes
@@ -66,58 +67,58 @@ type snapNode struct {
 	shadow   string  // for shadow roots: "open", "closed" or "user-agent"
 
 	hasLayout  bool
-	box        rect // border box, viewport coordinates
+	box        Rect // border box, viewport coordinates
 	paint      int64
 	styles     []int64
 	text       string // layout text of a text node
-	frags      []rect // a text node's line boxes, viewport coordinates
+	frags      []Rect // a text node's line boxes, viewport coordinates
 	clickable  bool   // has click listeners or is a link (DOMSnapshot's isClickable)
 	inputVal   string
 	checked    bool
 	selected   bool
 	contentDoc *snapDoc // the document of a same-process iframe
 
-	frameContent rect    // an iframe's content box as the browser reported it (see frameBox)
+	frameContent Rect    // an iframe's content box as the browser reported it (see frameBox)
 	frameZoom    float64 // and the zoom it shows its document at
 	frameKnown   bool
 
-	hitBoxes   []rect // where it takes clicks, for the hit index
-	clipMemo   rect   // clipInside memo
+	hitBoxes   []Rect // where it takes clicks, for the hit index
+	clipMemo   Rect   // clipInside memo
 	clipMemoOK bool
 }
 
 // snapDoc is one document of a snapshot: the page, or a same-process frame.
 type snapDoc struct {
-	snap    *snapshot
+	snap    *Snapshot
 	index   int
 	frameID string
 	url     string
 	baseURL string
 	title   string
-	nodes   []*snapNode
+	nodes   []*Node
 	scrollX float64
 	scrollY float64
 	width   float64 // content size
 	height  float64
 	// clip is the part of the viewport the document is shown in: the
 	// viewport for the page, the iframe's content box for a frame.
-	clip  rect
-	owner *snapNode // the iframe element showing this document, if any
+	clip  Rect
+	owner *Node // the iframe element showing this document, if any
 }
 
 // snapshot is a parsed DOMSnapshot of one CDP session: the page with its
 // same-process frames, or an out-of-process frame.
-type snapshot struct {
+type Snapshot struct {
 	strings  []string
 	docs     []*snapDoc
-	viewport rect // the top-level viewport
+	viewport Rect // the top-level viewport
 	hits     *hitIndex
 	// originX, originY is where the session's viewport starts in the
 	// top-level viewport (non-zero for an out-of-process frame).
 	originX, originY float64
 }
 
-func (s *snapshot) str(i domsnapshot.StringIndex) string {
+func (s *Snapshot) str(i domsnapshot.StringIndex) string {
 	if i < 0 || int(i) >= len(s.strings) {
 		return ""
 	}
@@ -125,7 +126,7 @@ func (s *snapshot) str(i domsnapshot.StringIndex) string {
 }
 
 // attr returns an attribute's value and whether it is present.
-func (n *snapNode) attr(name string) (string, bool) {
+func (n *Node) attr(name string) (string, bool) {
 	st := n.doc.snap.strings
 	for i := 0; i+1 < len(n.attrs); i += 2 {
 		k := n.attrs[i]
@@ -140,12 +141,12 @@ func (n *snapNode) attr(name string) (string, bool) {
 	return "", false
 }
 
-func (n *snapNode) attrOr(name string) string {
+func (n *Node) attrOr(name string) string {
 	v, _ := n.attr(name)
 	return v
 }
 
-func (n *snapNode) style(i int) string {
+func (n *Node) style(i int) string {
 	if i >= len(n.styles) {
 		return ""
 	}
@@ -156,11 +157,11 @@ func (n *snapNode) style(i int) string {
 	return n.doc.snap.strings[v]
 }
 
-func (n *snapNode) isElement() bool { return n.nodeType == 1 }
+func (n *Node) isElement() bool { return n.nodeType == 1 }
 
 // flatParent is the parent across document boundaries: a frame document's
 // root continues to the iframe element showing it.
-func (n *snapNode) flatParent() *snapNode {
+func (n *Node) flatParent() *Node {
 	if n.parent != nil {
 		return n.parent
 	}
@@ -169,7 +170,7 @@ func (n *snapNode) flatParent() *snapNode {
 
 // isDescendantOf reports whether n is a, or lies inside a, across shadow
 // roots and same-process frames.
-func (n *snapNode) isDescendantOf(a *snapNode) bool {
+func (n *Node) isDescendantOf(a *Node) bool {
 	for x, depth := n, 0; x != nil && depth < 4096; x, depth = x.flatParent(), depth+1 {
 		if x == a {
 			return true
@@ -184,8 +185,8 @@ func (n *snapNode) isDescendantOf(a *snapNode) bool {
 // boxes are the content boxes of the session's iframe elements as the
 // browser reported them (see frameBoxes), in the session's viewport
 // coordinates; a frame without one is placed inside its iframe's border.
-func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport rect, originX, originY float64, clip rect, boxes map[cdp.BackendNodeID]frameBox) *snapshot {
-	s := &snapshot{strings: res.Strings, viewport: viewport, originX: originX, originY: originY}
+func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport Rect, originX, originY float64, clip Rect, boxes map[cdp.BackendNodeID]FrameBox) *Snapshot {
+	s := &Snapshot{strings: res.Strings, viewport: viewport, originX: originX, originY: originY}
 	for i, d := range res.Documents {
 		doc := s.parseDoc(d)
 		doc.index = i
@@ -217,7 +218,7 @@ func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport rect, origin
 			owner.contentDoc, child.owner = child, owner
 			owner.setFrameBox(boxes, originX, originY)
 			content := owner.frameBox()
-			child.clip = content.intersect(owner.clipFor())
+			child.clip = content.Intersect(owner.clipFor())
 			s.place(child, content.X, content.Y)
 		}
 	}
@@ -226,19 +227,19 @@ func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport rect, origin
 
 // place moves a document's boxes from its own coordinates into the
 // viewport's, given where its (0,0) is before scrolling.
-func (s *snapshot) place(doc *snapDoc, originX, originY float64) {
+func (s *Snapshot) place(doc *snapDoc, originX, originY float64) {
 	dx, dy := originX-doc.scrollX, originY-doc.scrollY
 	for _, n := range doc.nodes {
 		if n.hasLayout {
-			n.box = n.box.offset(dx, dy)
+			n.box = n.box.Offset(dx, dy)
 		}
 		for i := range n.frags {
-			n.frags[i] = n.frags[i].offset(dx, dy)
+			n.frags[i] = n.frags[i].Offset(dx, dy)
 		}
 	}
 }
 
-func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
+func (s *Snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 	doc := &snapDoc{
 		snap:    s,
 		frameID: s.str(d.FrameID),
@@ -255,9 +256,9 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 		return doc
 	}
 	n := len(nt.NodeType)
-	doc.nodes = make([]*snapNode, n)
+	doc.nodes = make([]*Node, n)
 	for i := 0; i < n; i++ {
-		node := &snapNode{doc: doc, index: i, nodeType: nt.NodeType[i]}
+		node := &Node{doc: doc, index: i, nodeType: nt.NodeType[i]}
 		if i < len(nt.NodeName) {
 			node.name = s.str(nt.NodeName[i])
 		}
@@ -279,7 +280,7 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 			doc.nodes[p].children = append(doc.nodes[p].children, doc.nodes[i])
 		}
 	}
-	rareS := func(r *domsnapshot.RareStringData, set func(*snapNode, string)) {
+	rareS := func(r *domsnapshot.RareStringData, set func(*Node, string)) {
 		if r == nil {
 			return
 		}
@@ -289,7 +290,7 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 			}
 		}
 	}
-	rareB := func(r *domsnapshot.RareBooleanData, set func(*snapNode)) {
+	rareB := func(r *domsnapshot.RareBooleanData, set func(*Node)) {
 		if r == nil {
 			return
 		}
@@ -299,15 +300,15 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 			}
 		}
 	}
-	rareS(nt.ShadowRootType, func(x *snapNode, v string) { x.shadow = v })
-	rareS(nt.InputValue, func(x *snapNode, v string) { x.inputVal = v })
-	rareS(nt.TextValue, func(x *snapNode, v string) { x.inputVal = v })
-	rareB(nt.IsClickable, func(x *snapNode) { x.clickable = true })
-	rareB(nt.InputChecked, func(x *snapNode) { x.checked = true })
-	rareB(nt.OptionSelected, func(x *snapNode) { x.selected = true })
+	rareS(nt.ShadowRootType, func(x *Node, v string) { x.shadow = v })
+	rareS(nt.InputValue, func(x *Node, v string) { x.inputVal = v })
+	rareS(nt.TextValue, func(x *Node, v string) { x.inputVal = v })
+	rareB(nt.IsClickable, func(x *Node) { x.clickable = true })
+	rareB(nt.InputChecked, func(x *Node) { x.checked = true })
+	rareB(nt.OptionSelected, func(x *Node) { x.selected = true })
 
 	if lt := d.Layout; lt != nil {
-		byLayout := make([]*snapNode, len(lt.NodeIndex))
+		byLayout := make([]*Node, len(lt.NodeIndex))
 		for li, ni := range lt.NodeIndex {
 			if ni < 0 || int(ni) >= n {
 				continue
@@ -320,7 +321,7 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 			node.hasLayout = true
 			if li < len(lt.Bounds) && len(lt.Bounds[li]) == 4 {
 				b := lt.Bounds[li]
-				node.box = rect{b[0], b[1], b[2], b[3]}
+				node.box = Rect{b[0], b[1], b[2], b[3]}
 			}
 			if li < len(lt.Styles) {
 				node.styles = lt.Styles[li]
@@ -340,7 +341,7 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 				node := byLayout[li]
 				if len(node.frags) < 16 {
 					b := tb.Bounds[k]
-					node.frags = append(node.frags, rect{b[0], b[1], b[2], b[3]})
+					node.frags = append(node.frags, Rect{b[0], b[1], b[2], b[3]})
 				}
 			}
 		}
@@ -352,10 +353,10 @@ func (s *snapshot) parseDoc(d *domsnapshot.DocumentSnapshot) *snapDoc {
 // several lines: its bounding box then spans both lines, and its centre
 // may fall on other text. It returns the first line's text box inside
 // limit, or false when the element does not wrap.
-func (n *snapNode) lineBox(limit rect) (rect, bool) {
+func (n *Node) lineBox(limit Rect) (Rect, bool) {
 	frags := n.inlineFrags()
 	if len(frags) < 2 {
-		return rect{}, false
+		return Rect{}, false
 	}
 	lines := 0
 	lastY := -1e9
@@ -366,25 +367,25 @@ func (n *snapNode) lineBox(limit rect) (rect, bool) {
 		}
 	}
 	if lines < 2 {
-		return rect{}, false
+		return Rect{}, false
 	}
 	for _, f := range frags {
-		if v := f.intersect(limit); !v.empty() && v.W >= 2 {
+		if v := f.Intersect(limit); !v.Empty() && v.W >= 2 {
 			return v, true
 		}
 	}
-	return rect{}, false
+	return Rect{}, false
 }
 
 // inlineFrags returns the line boxes of an inline element's text: where
 // it actually paints. It returns nil for other elements.
-func (n *snapNode) inlineFrags() []rect {
+func (n *Node) inlineFrags() []Rect {
 	if n.style(styleDisplay) != "inline" {
 		return nil
 	}
-	var frags []rect
-	var walk func(x *snapNode, d int)
-	walk = func(x *snapNode, d int) {
+	var frags []Rect
+	var walk func(x *Node, d int)
+	walk = func(x *Node, d int) {
 		if d > 6 || len(frags) > 16 {
 			return
 		}
@@ -398,7 +399,7 @@ func (n *snapNode) inlineFrags() []rect {
 }
 
 // transparent reports whether n or an ancestor is fully transparent.
-func (n *snapNode) transparent() bool {
+func (n *Node) transparent() bool {
 	for a, d := n, 0; a != nil && d < 64; a, d = a.parent, d+1 {
 		if a.hasLayout && a.style(styleOpacity) == "0" {
 			return true
@@ -411,9 +412,9 @@ func (n *snapNode) transparent() bool {
 // its document, and what an overflow container clips to. The snapshot
 // gives the left and top border widths; the right and bottom ones are
 // taken to match.
-func (n *snapNode) contentBox() rect {
+func (n *Node) contentBox() Rect {
 	bl, bt := px(n.style(styleBorderLeft)), px(n.style(styleBorderTop))
-	r := rect{n.box.X + bl, n.box.Y + bt, n.box.W - 2*bl, n.box.H - 2*bt}
+	r := Rect{n.box.X + bl, n.box.Y + bt, n.box.W - 2*bl, n.box.H - 2*bt}
 	if r.W <= 0 || r.H <= 0 {
 		return n.box
 	}
@@ -430,7 +431,7 @@ func px(s string) float64 {
 }
 
 // clipsOverflow reports whether n clips its descendants to its box.
-func (n *snapNode) clipsOverflow() bool {
+func (n *Node) clipsOverflow() bool {
 	if !n.hasLayout || !n.isElement() {
 		return false
 	}
@@ -443,36 +444,36 @@ func (n *snapNode) clipsOverflow() bool {
 
 // scrollsY reports whether n is a vertical scroll container whose content
 // overflows it: some descendant's box reaches past its inside.
-func (n *snapNode) scrollsY() bool {
+func (n *Node) scrollsY() bool {
 	oy := n.style(styleOverflowY)
 	if oy != "auto" && oy != "scroll" {
 		return false
 	}
 	in := n.contentBox()
-	return n.overflows(func(b rect) bool { return b.bottom() > in.bottom()+1 || b.Y < in.Y-1 })
+	return n.overflows(func(b Rect) bool { return b.Bottom() > in.Bottom()+1 || b.Y < in.Y-1 })
 }
 
-func (n *snapNode) scrollsX() bool {
+func (n *Node) scrollsX() bool {
 	ox := n.style(styleOverflowX)
 	if ox != "auto" && ox != "scroll" {
 		return false
 	}
 	in := n.contentBox()
-	return n.overflows(func(b rect) bool { return b.right() > in.right()+1 || b.X < in.X-1 })
+	return n.overflows(func(b Rect) bool { return b.Right() > in.Right()+1 || b.X < in.X-1 })
 }
 
 // overflows reports whether a laid-out descendant's box passes test. It
 // looks at most a few thousand nodes deep into the container.
-func (n *snapNode) overflows(test func(rect) bool) bool {
+func (n *Node) overflows(test func(Rect) bool) bool {
 	seen := 0
-	var walk func(x *snapNode) bool
-	walk = func(x *snapNode) bool {
+	var walk func(x *Node) bool
+	walk = func(x *Node) bool {
 		for _, c := range x.children {
 			seen++
 			if seen > 4000 {
 				return false
 			}
-			if c.hasLayout && !c.box.empty() && c.style(stylePosition) != "fixed" && test(c.box) {
+			if c.hasLayout && !c.box.Empty() && c.style(stylePosition) != "fixed" && test(c.box) {
 				return true
 			}
 			if walk(c) {
@@ -488,7 +489,7 @@ func (n *snapNode) overflows(test func(rect) bool) bool {
 // narrowed by every overflow-clipping ancestor in its containing-block
 // chain (fixed elements escape all of them, absolute ones skip static
 // ancestors).
-func (n *snapNode) clipFor() rect {
+func (n *Node) clipFor() Rect {
 	switch n.style(stylePosition) {
 	case "fixed":
 		return n.doc.clip
@@ -507,20 +508,20 @@ func (n *snapNode) clipFor() rect {
 }
 
 // clipInside is the clip n's in-flow children get.
-func (n *snapNode) clipInside() rect {
+func (n *Node) clipInside() Rect {
 	if n.clipMemoOK {
 		return n.clipMemo
 	}
 	c := n.clipFor()
 	if n.clipsOverflow() {
-		c = c.intersect(n.contentBox())
+		c = c.Intersect(n.contentBox())
 	}
 	n.clipMemo, n.clipMemoOK = c, true
 	return c
 }
 
 // scrollContainer is the nearest ancestor that scrolls and clips n, if any.
-func (n *snapNode) scrollContainer() *snapNode {
+func (n *Node) scrollContainer() *Node {
 	for a := n.parent; a != nil; a = a.parent {
 		if a.clipsOverflow() && (a.scrollsY() || a.scrollsX()) {
 			return a
@@ -538,23 +539,23 @@ type hitIndex struct {
 	rows  int
 	x0    float64
 	y0    float64
-	cells [][]*snapNode
+	cells [][]*Node
 	// clipPaths are the elements with a clip-path shape (see clipShape).
-	clipPaths map[*snapNode]*clipShape
+	clipPaths map[*Node]*clipShape
 }
 
 const hitCell = 64
 
-func (s *snapshot) buildHits() {
+func (s *Snapshot) buildHits() {
 	vp := s.viewport
 	h := &hitIndex{cell: hitCell, x0: vp.X, y0: vp.Y}
 	h.cols = int(math.Ceil(vp.W/hitCell)) + 1
 	h.rows = int(math.Ceil(vp.H/hitCell)) + 1
-	h.cells = make([][]*snapNode, h.cols*h.rows)
+	h.cells = make([][]*Node, h.cols*h.rows)
 	h.clipPaths = s.clipPaths()
 	for _, d := range s.docs {
 		for _, n := range d.nodes {
-			if !n.isElement() || !n.hasLayout || n.box.empty() {
+			if !n.isElement() || !n.hasLayout || n.box.Empty() {
 				continue
 			}
 			if n.style(styleVisibility) != "visible" && n.style(styleVisibility) != "" {
@@ -563,22 +564,22 @@ func (s *snapshot) buildHits() {
 			if n.style(stylePointerEvents) == "none" {
 				continue
 			}
-			clip := n.clipFor().intersect(vp)
+			clip := n.clipFor().Intersect(vp)
 			n.hitBoxes = nil
 			if frags := n.inlineFrags(); len(frags) > 1 {
 				// An inline element that wraps paints its lines, not the
 				// box around them.
 				for _, f := range frags {
-					if b := f.intersect(clip); !b.empty() {
+					if b := f.Intersect(clip); !b.Empty() {
 						n.hitBoxes = append(n.hitBoxes, b)
 					}
 				}
-			} else if b := n.box.intersect(clip); !b.empty() {
-				n.hitBoxes = []rect{b}
+			} else if b := n.box.Intersect(clip); !b.Empty() {
+				n.hitBoxes = []Rect{b}
 			}
 			for _, b := range n.hitBoxes {
-				c0, c1 := h.col(b.X), h.col(b.right()-0.01)
-				r0, r1 := h.row(b.Y), h.row(b.bottom()-0.01)
+				c0, c1 := h.col(b.X), h.col(b.Right()-0.01)
+				r0, r1 := h.row(b.Y), h.row(b.Bottom()-0.01)
 				for r := r0; r <= r1; r++ {
 					for c := c0; c <= c1; c++ {
 						if cell := h.cells[r*h.cols+c]; len(cell) == 0 || cell[len(cell)-1] != n {
@@ -600,16 +601,16 @@ func (h *hitIndex) row(y float64) int {
 }
 
 // top returns the element painted on top at (x, y), or nil.
-func (s *snapshot) top(x, y float64) *snapNode {
+func (s *Snapshot) top(x, y float64) *Node {
 	if s.hits == nil {
 		s.buildHits()
 	}
 	h := s.hits
-	var best *snapNode
+	var best *Node
 	for _, n := range h.cells[h.row(y)*h.cols+h.col(x)] {
 		in := false
 		for _, b := range n.hitBoxes {
-			if b.contains(x, y) {
+			if b.Contains(x, y) {
 				in = true
 				break
 			}
@@ -627,7 +628,7 @@ func (s *snapshot) top(x, y float64) *snapNode {
 
 // ariaHidden reports whether n or an ancestor is aria-hidden or inert, or
 // n sits in a hidden <template>-like subtree.
-func (n *snapNode) ariaHidden() bool {
+func (n *Node) ariaHidden() bool {
 	for a := n; a != nil; a = a.flatParent() {
 		if !a.isElement() {
 			continue
@@ -644,32 +645,32 @@ func (n *snapNode) ariaHidden() bool {
 
 // describe is a short human description of an element, for messages such
 // as what covers a button.
-func (n *snapNode) describe() string {
+func (n *Node) describe() string {
 	if n == nil {
 		return ""
 	}
 	tag := strings.ToLower(n.name)
 	if v := n.attrOr("aria-label"); v != "" {
-		return strconv.Quote(truncate(v, 40)) + " " + tag
+		return strconv.Quote(textcut.Bytes(v, 40)) + " " + tag
 	}
 	if role := n.attrOr("role"); role != "" {
 		tag = role
 	}
 	if id := n.attrOr("id"); id != "" {
-		return tag + "#" + truncate(id, 30)
+		return tag + "#" + textcut.Bytes(id, 30)
 	}
 	if cls := strings.Fields(n.attrOr("class")); len(cls) > 0 {
-		return tag + "." + truncate(cls[0], 30)
+		return tag + "." + textcut.Bytes(cls[0], 30)
 	}
 	return tag
 }
 
 // textContent joins the layout text under n (what is rendered), up to max
 // bytes.
-func (n *snapNode) textContent(max int) string {
+func (n *Node) textContent(max int) string {
 	var b strings.Builder
-	var walk func(x *snapNode, depth int)
-	walk = func(x *snapNode, depth int) {
+	var walk func(x *Node, depth int)
+	walk = func(x *Node, depth int) {
 		if b.Len() >= max || depth > 64 {
 			return
 		}
@@ -687,25 +688,11 @@ func (n *snapNode) textContent(max int) string {
 		}
 	}
 	walk(n, 0)
-	return truncate(b.String(), max)
+	return textcut.Bytes(b.String(), max)
 }
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // findBackend finds the node with a backend id in a snapshot.
-func findBackend(s *snapshot, id cdp.BackendNodeID) *snapNode {
+func findBackend(s *Snapshot, id cdp.BackendNodeID) *Node {
 	for _, d := range s.docs {
 		for _, n := range d.nodes {
 			if n.backend == id {
@@ -715,3 +702,43 @@ func findBackend(s *snapshot, id cdp.BackendNodeID) *snapNode {
 	}
 	return nil
 }
+
+// Backend is the node's backend node id.
+func (n *Node) Backend() cdp.BackendNodeID { return n.backend }
+
+// FrameID is the id of the frame whose document holds the node.
+func (n *Node) FrameID() string { return n.doc.frameID }
+
+// InFrame reports whether the node's document is shown by an iframe
+// element of the same snapshot (a same-process frame).
+func (n *Node) InFrame() bool { return n.doc.owner != nil }
+
+// IsDescendantOf reports whether n is a, or lies inside a, across shadow
+// roots and same-process frames.
+func (n *Node) IsDescendantOf(a *Node) bool { return n.isDescendantOf(a) }
+
+// Describe is a short human description of an element, for messages such
+// as what covers a button.
+func (n *Node) Describe() string { return n.describe() }
+
+// FrameBox is where an iframe element shows its document, viewport
+// coordinates; FrameScale is the zoom it shows it at.
+func (n *Node) FrameBox() Rect { return n.frameBox() }
+
+// FrameScale is the zoom an iframe element shows its document at.
+func (n *Node) FrameScale() float64 { return n.frameScale() }
+
+// Scroll is how far the snapshot's top document is scrolled.
+func (s *Snapshot) Scroll() (x, y float64) {
+	if len(s.docs) == 0 {
+		return 0, 0
+	}
+	return s.docs[0].scrollX, s.docs[0].scrollY
+}
+
+// FindBackend finds the node with a backend id in a snapshot.
+func FindBackend(s *Snapshot, id cdp.BackendNodeID) *Node { return findBackend(s, id) }
+
+// Reaches reports whether a click landing on top acts on target: top is
+// the target or inside it, or top is a label for it.
+func Reaches(top, target *Node) bool { return reaches(top, target) }

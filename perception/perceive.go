@@ -1,6 +1,7 @@
-package websurfer
+package perception
 
 import (
+	"github.com/chromedp/cdproto/cdp"
 	"math"
 	"sort"
 	"strconv"
@@ -34,41 +35,45 @@ var interactiveRoles = map[string]bool{
 	"slider": true, "spinbutton": true, "treeitem": true, "gridcell": true, "scrollbar": true,
 }
 
-// candidate is an element surf may list, found in a snapshot.
-type candidate struct {
-	n      *snapNode
-	src    *frameSnap // the snapshot (and CDP session) it came from
-	strong bool       // a control by tag, role or editability; weak ones come from cursor, listeners or tabindex
-	scroll bool       // a scroll container
+// Candidate is an element surf may list, found in a snapshot.
+type Candidate struct {
+	Node   *Node
+	Frame  *Frame // the snapshot it came from
+	strong bool   // a control by tag, role or editability; weak ones come from cursor, listeners or tabindex
+	scroll bool   // a scroll container
 
-	where     Location
-	vis       rect // visible part, viewport coordinates
-	container *snapNode
-	clickX    float64
-	clickY    float64
-	cover     *snapNode // what covers it, when Covered
-	coverSrc  *frameSnap
+	Where     Location
+	Vis       Rect // visible part, viewport coordinates
+	container *Node
+	ClickX    float64 // where a click reaches it, viewport coordinates
+	ClickY    float64
+	cover     *Node // what covers it, when Covered
+	coverSrc  *Frame
 	dist      float64 // distance from the viewport, for off-screen elements
 
 	ax *axInfo
 }
 
-// frameSnap is one snapshot with where it came from: the page's CDP
-// session, or an out-of-process frame's.
-type frameSnap struct {
-	snap   *snapshot
-	sess   *cdpSession
-	frame  string // URL of the frame, empty for the page
-	parent *frameSnap
-	owner  *snapNode // the iframe element in parent's snapshot
+// Frame is one snapshot with where it came from: the page, or an
+// out-of-process frame shown by an iframe element of its parent.
+type Frame struct {
+	Snap *Snapshot
+	// Handle is the caller's binding of the frame to the browser (its CDP
+	// session): perception never reads it.
+	Handle any
+	URL    string // of the frame, empty for the page
+	Parent *Frame
+	Owner  *Node // the iframe element in Parent's snapshot
+
+	boxes map[cdp.BackendNodeID]FrameBox // where its iframe elements show their documents
 }
 
 // findCandidates collects the interactive elements of a snapshot.
-func findCandidates(fs *frameSnap, viewport rect) []*candidate {
-	var out []*candidate
-	vpArea := viewport.area()
-	isCand := map[*snapNode]bool{}
-	for _, doc := range fs.snap.docs {
+func findCandidates(fs *Frame, viewport Rect) []*Candidate {
+	var out []*Candidate
+	vpArea := viewport.Area()
+	isCand := map[*Node]bool{}
+	for _, doc := range fs.Snap.docs {
 		for _, n := range doc.nodes {
 			if !n.isElement() || !n.hasLayout {
 				continue
@@ -89,7 +94,7 @@ func findCandidates(fs *frameSnap, viewport rect) []*candidate {
 			if !strong && !scroll {
 				// A weak candidate inside a listed one is part of it; a
 				// huge one is a framework's event root, not a control.
-				if n.box.area() > 0.3*vpArea || hasCandidateAncestor(n, isCand) {
+				if n.box.Area() > 0.3*vpArea || hasCandidateAncestor(n, isCand) {
 					continue
 				}
 				if n.name == "HTML" || n.name == "BODY" {
@@ -100,17 +105,17 @@ func findCandidates(fs *frameSnap, viewport rect) []*candidate {
 				continue
 			}
 			isCand[n] = true
-			out = append(out, &candidate{n: n, src: fs, strong: strong, scroll: scroll && !strong})
+			out = append(out, &Candidate{Node: n, Frame: fs, strong: strong, scroll: scroll && !strong})
 		}
 	}
 	// A weak candidate holding a real control (a label around its input, a
 	// card around its link) is not listed: the control is.
-	holds := map[*snapNode]bool{}
+	holds := map[*Node]bool{}
 	for _, c := range out {
 		if !c.strong {
 			continue
 		}
-		for a, d := c.n.flatParent(), 0; a != nil && d < 256; a, d = a.flatParent(), d+1 {
+		for a, d := c.Node.flatParent(), 0; a != nil && d < 256; a, d = a.flatParent(), d+1 {
 			if holds[a] {
 				break
 			}
@@ -119,10 +124,10 @@ func findCandidates(fs *frameSnap, viewport rect) []*candidate {
 	}
 	kept := out[:0]
 	for _, c := range out {
-		if !c.strong && !c.scroll && holds[c.n] {
+		if !c.strong && !c.scroll && holds[c.Node] {
 			continue
 		}
-		if c.n.name == "LABEL" && !c.strong {
+		if c.Node.name == "LABEL" && !c.strong {
 			continue // clicking a label acts on its control, which is listed
 		}
 		kept = append(kept, c)
@@ -131,7 +136,7 @@ func findCandidates(fs *frameSnap, viewport rect) []*candidate {
 }
 
 // classify says why n may be interactive.
-func classify(n *snapNode) (strong, weak, scroll bool) {
+func classify(n *Node) (strong, weak, scroll bool) {
 	switch n.name {
 	case "A", "AREA":
 		if _, ok := n.attr("href"); ok {
@@ -174,7 +179,7 @@ func classify(n *snapNode) (strong, weak, scroll bool) {
 	return strong, weak, scroll
 }
 
-func isEditable(n *snapNode) bool {
+func isEditable(n *Node) bool {
 	v, ok := n.attr("contenteditable")
 	if !ok {
 		return false
@@ -183,7 +188,7 @@ func isEditable(n *snapNode) bool {
 	return v == "" || v == "true" || v == "plaintext-only"
 }
 
-func hasCandidateAncestor(n *snapNode, isCand map[*snapNode]bool) bool {
+func hasCandidateAncestor(n *Node, isCand map[*Node]bool) bool {
 	for a, d := n.flatParent(), 0; a != nil && d < 256; a, d = a.flatParent(), d+1 {
 		if isCand[a] {
 			return true
@@ -194,7 +199,7 @@ func hasCandidateAncestor(n *snapNode, isCand map[*snapNode]bool) bool {
 
 // offPage reports elements positioned outside their document's page area
 // (the "visually hidden" technique of placing them at -9999px).
-func offPage(n *snapNode) bool {
+func offPage(n *Node) bool {
 	doc := n.doc
 	left := n.box.X + doc.scrollX // back to document coordinates, relative to the doc origin
 	top := n.box.Y + doc.scrollY
@@ -208,65 +213,65 @@ func offPage(n *snapNode) bool {
 
 // locate decides where each candidate is and, for those on screen, the
 // point a click would use and whether something covers it.
-func locate(cands []*candidate, viewport rect) {
+func locate(cands []*Candidate, viewport Rect) {
 	for _, c := range cands {
-		n := c.n
-		inClip := n.box.intersect(n.clipFor())
-		if inClip.empty() {
-			c.where = Clipped
+		n := c.Node
+		inClip := n.box.Intersect(n.clipFor())
+		if inClip.Empty() {
+			c.Where = Clipped
 			c.container = n.scrollContainer()
 			if c.container == nil {
 				c.container = n.doc.owner
 			}
 			c.dist = 0
-			if cb := n.doc.clip; !cb.empty() && !cb.intersect(viewport).empty() {
+			if cb := n.doc.clip; !cb.Empty() && !cb.Intersect(viewport).Empty() {
 				// A frame or container on screen hides it: it counts as near.
 			} else {
 				c.dist = distance(n.box, viewport)
 			}
 			continue
 		}
-		vis := inClip.intersect(viewport)
-		if vis.empty() {
-			c.where, c.dist = side(inClip, viewport), distance(inClip, viewport)
+		vis := inClip.Intersect(viewport)
+		if vis.Empty() {
+			c.Where, c.dist = side(inClip, viewport), distance(inClip, viewport)
 			continue
 		}
 		if lb, ok := n.lineBox(vis); ok {
 			vis = lb // a wrapped link: point at its first visible line
 		}
-		c.vis = vis
-		c.where = InViewport
-		c.clickX, c.clickY, c.cover, c.coverSrc = clickPoint(c, vis)
+		c.Vis = vis
+		c.Where = InViewport
+		c.ClickX, c.ClickY, c.cover, c.coverSrc = clickPoint(c, vis)
 		if c.cover != nil {
-			c.where = Covered
+			c.Where = Covered
 		}
 	}
 }
 
-func side(b, vp rect) Location {
+func side(b, vp Rect) Location {
 	switch {
-	case b.bottom() <= vp.Y:
+	case b.Bottom() <= vp.Y:
 		return Above
-	case b.Y >= vp.bottom():
+	case b.Y >= vp.Bottom():
 		return Below
-	case b.right() <= vp.X:
+	case b.Right() <= vp.X:
 		return Left
 	default:
 		return Right
 	}
 }
 
-func distance(b, vp rect) float64 {
-	dx := math.Max(0, math.Max(vp.X-b.right(), b.X-vp.right()))
-	dy := math.Max(0, math.Max(vp.Y-b.bottom(), b.Y-vp.bottom()))
+func distance(b, vp Rect) float64 {
+	dx := math.Max(0, math.Max(vp.X-b.Right(), b.X-vp.Right()))
+	dy := math.Max(0, math.Max(vp.Y-b.Bottom(), b.Y-vp.Bottom()))
 	return math.Hypot(dx, dy)
 }
 
 // clickPoint finds a point of vis where a click reaches the element: the
 // centre first, then points around it. When every point is covered it
 // returns the centre and what covers it.
-func clickPoint(c *candidate, vis rect) (x, y float64, cover *snapNode, coverSrc *frameSnap) {
-	cx, cy := vis.center()
+func clickPoint(c *Candidate, vis Rect) (x, y float64, cover *Node, coverSrc *Frame) {
+	cx, cy := vis.Center()
 	points := [][2]float64{{cx, cy}}
 	if vis.W >= 8 && vis.H >= 8 {
 		for _, f := range [][2]float64{{0.25, 0.5}, {0.75, 0.5}, {0.5, 0.25}, {0.5, 0.75}, {0.25, 0.25}, {0.75, 0.25}, {0.25, 0.75}, {0.75, 0.75}, {0.1, 0.5}, {0.9, 0.5}} {
@@ -288,19 +293,19 @@ func clickPoint(c *candidate, vis rect) (x, y float64, cover *snapNode, coverSrc
 // coverAt returns what is painted over c at (x, y), if anything: first in
 // c's own snapshot, then, for an out-of-process frame, over its iframe in
 // each parent snapshot.
-func coverAt(c *candidate, x, y float64) (*snapNode, *frameSnap) {
-	fs := c.src
-	target := c.n
+func coverAt(c *Candidate, x, y float64) (*Node, *Frame) {
+	fs := c.Frame
+	target := c.Node
 	for fs != nil {
-		top := fs.snap.top(x, y)
+		top := fs.Snap.top(x, y)
 		if top != nil && !reaches(top, target) {
 			return top, fs
 		}
-		if top == nil && fs.parent == nil {
+		if top == nil && fs.Parent == nil {
 			return nil, nil
 		}
-		target = fs.owner
-		fs = fs.parent
+		target = fs.Owner
+		fs = fs.Parent
 		if target == nil {
 			return nil, nil
 		}
@@ -310,7 +315,7 @@ func coverAt(c *candidate, x, y float64) (*snapNode, *frameSnap) {
 
 // reaches reports whether a click landing on top acts on target: top is the
 // target or inside it, or top is a label for it.
-func reaches(top, target *snapNode) bool {
+func reaches(top, target *Node) bool {
 	if top.isDescendantOf(target) {
 		return true
 	}
@@ -330,9 +335,9 @@ func reaches(top, target *snapNode) bool {
 	return false
 }
 
-// coverOwner climbs from what is on top to the element worth naming: a
+// CoverOwner climbs from what is on top to the element worth naming: a
 // dialog, banner or overlay layer, or a listed element.
-func coverOwner(n *snapNode, listed map[*snapNode]*Element) *snapNode {
+func CoverOwner(n *Node, listed map[*Node]*Element) *Node {
 	best := n
 	for a, d := n, 0; a != nil && d < 64; a, d = a.flatParent(), d+1 {
 		if !a.isElement() {
@@ -362,9 +367,9 @@ func coverOwner(n *snapNode, listed map[*snapNode]*Element) *snapNode {
 // orderCandidates sorts candidates for numbering: on-screen elements in
 // reading order, then those above (nearest first), then below (nearest
 // first), then the rest.
-func orderCandidates(cs []*candidate) {
-	rank := func(c *candidate) int {
-		switch c.where {
+func orderCandidates(cs []*Candidate) {
+	rank := func(c *Candidate) int {
+		switch c.Where {
 		case InViewport, Covered:
 			return 0
 		case Clipped:
@@ -387,15 +392,15 @@ func orderCandidates(cs []*candidate) {
 			return ra < rb
 		}
 		if ra == 0 {
-			ay, by := math.Round(a.vis.Y/8), math.Round(b.vis.Y/8)
+			ay, by := math.Round(a.Vis.Y/8), math.Round(b.Vis.Y/8)
 			if ay != by {
 				return ay < by
 			}
-			return a.vis.X < b.vis.X
+			return a.Vis.X < b.Vis.X
 		}
 		if a.dist != b.dist {
 			return a.dist < b.dist
 		}
-		return a.n.box.Y < b.n.box.Y
+		return a.Node.box.Y < b.Node.box.Y
 	})
 }

@@ -1,4 +1,4 @@
-package websurfer
+package perception
 
 import (
 	"strings"
@@ -14,25 +14,25 @@ import (
 // coverInert marks the on-screen candidates the accessibility tree calls
 // inert behind a modal dialog as covered by that dialog (the topmost open
 // <dialog> of their page).
-func coverInert(cands []*candidate) {
+func coverInert(cands []*Candidate) {
 	for _, c := range cands {
-		if c.ax == nil || !c.ax.inertModal || (c.where != InViewport && c.where != Covered) {
+		if c.ax == nil || !c.ax.inertModal || (c.Where != InViewport && c.Where != Covered) {
 			continue
 		}
-		c.where = Covered
-		c.cover, c.coverSrc = modalDialogOver(c.src, c.n)
+		c.Where = Covered
+		c.cover, c.coverSrc = modalDialogOver(c.Frame, c.Node)
 	}
 }
 
 // modalDialogOver finds the open <dialog> that makes n inert: the topmost
 // open dialog in n's document, or in the documents around it, up to the
 // page.
-func modalDialogOver(fs *frameSnap, n *snapNode) (*snapNode, *frameSnap) {
+func modalDialogOver(fs *Frame, n *Node) (*Node, *Frame) {
 	for fs != nil {
-		var best *snapNode
-		for _, d := range fs.snap.docs {
+		var best *Node
+		for _, d := range fs.Snap.docs {
 			for _, x := range d.nodes {
-				if x.name != "DIALOG" || !x.hasLayout || x.box.empty() || n.isDescendantOf(x) {
+				if x.name != "DIALOG" || !x.hasLayout || x.box.Empty() || n.isDescendantOf(x) {
 					continue
 				}
 				if _, open := x.attr("open"); !open {
@@ -46,7 +46,7 @@ func modalDialogOver(fs *frameSnap, n *snapNode) (*snapNode, *frameSnap) {
 		if best != nil {
 			return best, fs
 		}
-		n, fs = fs.owner, fs.parent
+		n, fs = fs.Owner, fs.Parent
 	}
 	return nil, nil
 }
@@ -54,7 +54,7 @@ func modalDialogOver(fs *frameSnap, n *snapNode) (*snapNode, *frameSnap) {
 // domLabel is an element's label as the DOM gives it, for an element the
 // accessibility tree names nothing (an inert one): aria-labelledby,
 // aria-label, then, for a form control, its <label>.
-func domLabel(n *snapNode) string {
+func domLabel(n *Node) string {
 	if ids := strings.Fields(n.attrOr("aria-labelledby")); len(ids) > 0 {
 		var parts []string
 		for _, id := range ids {
@@ -94,7 +94,7 @@ func domLabel(n *snapNode) string {
 }
 
 // byID finds the element of a document with an id.
-func (d *snapDoc) byID(id string) *snapNode {
+func (d *snapDoc) byID(id string) *Node {
 	for _, x := range d.nodes {
 		if x.isElement() && x.attrOr("id") == id {
 			return x

@@ -1,4 +1,4 @@
-package websurfer
+package perception
 
 import (
 	"math"
@@ -23,7 +23,7 @@ type clipShape struct {
 }
 
 // contains reports whether (x, y) is inside the shape.
-func (c *clipShape) contains(x, y float64) bool {
+func (c *clipShape) Contains(x, y float64) bool {
 	if c.poly != nil {
 		return inPolygon(c.poly, x, y)
 	}
@@ -48,7 +48,7 @@ func inPolygon(p [][2]float64, x, y float64) bool {
 
 // parseClipPath reads a computed clip-path value against a border box. It
 // reports false for "none" and for what it does not read.
-func parseClipPath(v string, box rect) (*clipShape, bool) {
+func parseClipPath(v string, box Rect) (*clipShape, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" || v == "none" {
 		return nil, false
@@ -83,7 +83,7 @@ func parseClipPath(v string, box rect) (*clipShape, bool) {
 			}
 			d[i] = n
 		}
-		x0, y0, x1, y1 := box.X+d[3], box.Y+d[0], box.right()-d[1], box.bottom()-d[2]
+		x0, y0, x1, y1 := box.X+d[3], box.Y+d[0], box.Right()-d[1], box.Bottom()-d[2]
 		return &clipShape{poly: [][2]float64{{x0, y0}, {x1, y0}, {x1, y1}, {x0, y1}}}, true
 	case "polygon":
 		parts := strings.Split(args, ",")
@@ -203,8 +203,8 @@ func clipPosition(s string, ref float64, start, end string) (float64, bool) {
 
 // clipPaths finds the elements of a snapshot with a clip-path surf reads.
 // It is nil for the (usual) page with none.
-func (s *snapshot) clipPaths() map[*snapNode]*clipShape {
-	var out map[*snapNode]*clipShape
+func (s *Snapshot) clipPaths() map[*Node]*clipShape {
+	var out map[*Node]*clipShape
 	for _, d := range s.docs {
 		for _, n := range d.nodes {
 			if !n.isElement() || !n.hasLayout {
@@ -212,7 +212,7 @@ func (s *snapshot) clipPaths() map[*snapNode]*clipShape {
 			}
 			if c, ok := parseClipPath(n.style(styleClipPath), n.box); ok {
 				if out == nil {
-					out = map[*snapNode]*clipShape{}
+					out = map[*Node]*clipShape{}
 				}
 				out[n] = c
 			}
@@ -223,9 +223,9 @@ func (s *snapshot) clipPaths() map[*snapNode]*clipShape {
 
 // clippedAway reports whether a clip-path of n or of an ancestor in its
 // document hides the point (x, y).
-func clippedAway(paths map[*snapNode]*clipShape, n *snapNode, x, y float64) bool {
+func clippedAway(paths map[*Node]*clipShape, n *Node, x, y float64) bool {
 	for a, d := n, 0; a != nil && d < 256; a, d = a.parent, d+1 {
-		if c, ok := paths[a]; ok && !c.contains(x, y) {
+		if c, ok := paths[a]; ok && !c.Contains(x, y) {
 			return true
 		}
 	}

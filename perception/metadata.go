@@ -1,8 +1,9 @@
-package websurfer
+package perception
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/surfkit/surf/internal/textcut"
 	"sort"
 	"strings"
 
@@ -13,7 +14,7 @@ func tokenCount(s string) int { return tokens.Count(s) }
 
 // extractMetadata reads the page's description, OpenGraph tags and JSON-LD
 // from the main document of a snapshot.
-func extractMetadata(s *snapshot) *Metadata {
+func extractMetadata(s *Snapshot) *Metadata {
 	if len(s.docs) == 0 {
 		return nil
 	}
@@ -29,9 +30,9 @@ func extractMetadata(s *snapshot) *Metadata {
 			prop := strings.ToLower(n.attrOr("property"))
 			switch {
 			case name == "description" && md.Description == "":
-				md.Description = truncate(content, 300)
+				md.Description = textcut.Bytes(content, 300)
 			case strings.HasPrefix(prop, "og:") && len(md.OpenGraph) < 12:
-				md.OpenGraph[prop] = truncate(content, 200)
+				md.OpenGraph[prop] = textcut.Bytes(content, 200)
 			}
 		case "SCRIPT":
 			if !strings.EqualFold(strings.TrimSpace(n.attrOr("type")), "application/ld+json") || len(md.JSONLD) >= 4 {
@@ -54,7 +55,7 @@ func extractMetadata(s *snapshot) *Metadata {
 	return md
 }
 
-func (m *Metadata) fingerprint() string {
+func (m *Metadata) Fingerprint() string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
@@ -63,7 +64,7 @@ func (m *Metadata) fingerprint() string {
 func (m *Metadata) line() string {
 	var parts []string
 	if m.Description != "" {
-		parts = append(parts, "description "+q(m.Description, 200))
+		parts = append(parts, "description "+Quote(m.Description, 200))
 	}
 	keys := make([]string, 0, len(m.OpenGraph))
 	for k := range m.OpenGraph {
@@ -74,10 +75,10 @@ func (m *Metadata) line() string {
 		if k == "og:description" && m.OpenGraph[k] == m.Description {
 			continue
 		}
-		parts = append(parts, k+" "+q(m.OpenGraph[k], 80))
+		parts = append(parts, k+" "+Quote(m.OpenGraph[k], 80))
 	}
 	for _, j := range m.JSONLD {
-		parts = append(parts, "json-ld "+q(j, 200))
+		parts = append(parts, "json-ld "+Quote(j, 200))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -123,13 +124,13 @@ func summarizeJSONLD(src string) string {
 		for _, k := range jsonLDFields {
 			if val, ok := o[k]; ok {
 				if s := ldValue(val, 0); s != "" {
-					parts = append(parts, k+" "+truncate(s, 80))
+					parts = append(parts, k+" "+textcut.Bytes(s, 80))
 				}
 			}
 		}
 		out = append(out, fmt.Sprintf("%v: %s", ldValue(o["@type"], 0), strings.Join(parts, ", ")))
 	}
-	return truncate(strings.Join(out, " | "), 400)
+	return textcut.Bytes(strings.Join(out, " | "), 400)
 }
 
 func ldValue(v any, d int) string {

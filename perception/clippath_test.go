@@ -1,4 +1,4 @@
-package websurfer
+package perception
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestParseClipPath(t *testing.T) {
-	box := rect{100, 50, 200, 100} // x 100-300, y 50-150
+	box := Rect{100, 50, 200, 100} // x 100-300, y 50-150
 	for _, c := range []struct {
 		value   string
 		in, out [][2]float64
@@ -28,12 +28,12 @@ func TestParseClipPath(t *testing.T) {
 			continue
 		}
 		for _, p := range c.in {
-			if !s.contains(p[0], p[1]) {
+			if !s.Contains(p[0], p[1]) {
 				t.Errorf("%s: (%g, %g) should be inside", c.value, p[0], p[1])
 			}
 		}
 		for _, p := range c.out {
-			if s.contains(p[0], p[1]) {
+			if s.Contains(p[0], p[1]) {
 				t.Errorf("%s: (%g, %g) should be outside", c.value, p[0], p[1])
 			}
 		}
@@ -44,7 +44,7 @@ func TestParseClipPath(t *testing.T) {
 		}
 	}
 	// A circle's percentage is of the box's diagonal over √2.
-	if s, _ := parseClipPath("circle(50%)", rect{0, 0, 30, 40}); math.Abs(s.rx-0.5*50/math.Sqrt2) > 1e-9 {
+	if s, _ := parseClipPath("circle(50%)", Rect{0, 0, 30, 40}); math.Abs(s.rx-0.5*50/math.Sqrt2) > 1e-9 {
 		t.Errorf("circle(50%%) of a 30x40 box has radius %g; want %g", s.rx, 0.5*50/math.Sqrt2)
 	}
 }
