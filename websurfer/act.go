@@ -141,16 +141,17 @@ func (s *Surfer) conclude(ctx context.Context, o *outcome) (*ActionResult, error
 		summary = o.describe()
 	}
 	if t != nil {
+		wentTo := func() string { return fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200)) }
 		switch o.report {
 		case reportNavigation:
 			if navigated && t == s.tabs[s.active] {
-				summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
+				summary += wentTo()
 			}
 		case reportNewTab, reportNewTabURL:
 			switch {
 			case s.adoptPopups(ctx, true) == 0:
 				if navigated {
-					summary += fmt.Sprintf("; the page navigated to %s", q(t.page.URL(), 200))
+					summary += wentTo()
 				}
 			case o.report == reportNewTabURL:
 				summary += fmt.Sprintf("; it opened a new tab, which is now active (tab %d: %s)", s.active, q(s.tabs[s.active].page.URL(), 200))

@@ -531,7 +531,7 @@ func TestReadPage(t *testing.T) {
 		t.Fatalf("%d pages for %d bytes", len(pages), len(md))
 	}
 	for i, p := range pages {
-		if n := tokenCount(p); n > ReadPageTokens {
+		if n := tokensOf(p); n > ReadPageTokens {
 			t.Errorf("page %d is %d tokens", i+1, n)
 		}
 	}

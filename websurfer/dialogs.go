@@ -251,7 +251,7 @@ func (s *Surfer) dialogObservation(h *heldDialog) *Observation {
 	obs.Notes = []string{note}
 	b.WriteString("note: " + note)
 	obs.text = b.String()
-	obs.Tokens = tokenCount(obs.text)
+	obs.Tokens = tokensOf(obs.text)
 	return obs
 }
 

@@ -53,8 +53,7 @@ type (
 // droppedNoteTokens is the room an observation keeps for noteDropped.
 const droppedNoteTokens = perception.DroppedNoteTokens
 
-func tokenCount(s string) int { return tokens.Count(s) }
-
+// tokensOf counts s in the model's tokens.
 func tokensOf(s string) int { return tokens.Count(s) }
 
 // q quotes a page-controlled string as JSON, cut to n runes.
