@@ -58,6 +58,11 @@ type SessionConfig struct {
 	// the network, bodies embedded, for ReplayHAR. Its directory must
 	// exist. See the package documentation, "Recordings".
 	RecordHAR string
+	// State, when its Path is set, is the session's saved identity: its
+	// cookies and local storage are loaded at open and saved at Close
+	// (see StateFile).
+	State StateFile
+
 	// ReplayHAR, when set, is a recording (as RecordHAR writes it) that
 	// answers every request of the session: nothing goes to the network,
 	// the policy still applies, and a request the recording does not
@@ -103,6 +108,9 @@ type Session struct {
 
 	// approvals are the hosts approved in this session; pol consults them.
 	approvals *policy.Approvals
+
+	state       StateFile    // the saved identity, if any
+	stateLoaded StateSummary // what was loaded at open
 }
 
 // NewSession opens an isolated session.
