@@ -114,6 +114,16 @@ type Config struct {
 	// the sandbox's policy as it is.
 	Policy *policy.Policy
 
+	// State, when its Path is set, is the saved identity of each
+	// connection's default session: loaded when it opens, saved when it
+	// closes (and when evicted). Its key (Passphrase, IdentityFile) also
+	// opens the files of StateDir.
+	State sandbox.StateFile
+	// StateDir, when set, holds the state files of named sessions opened
+	// with a state name: NAME.json, encrypted with State's key when it has
+	// one. Empty means named sessions cannot keep state.
+	StateDir string
+
 	// Model runs the websurfer tool (and answers summarize_page and
 	// answer_question). Nil makes the websurfer tool return an error
 	// result saying so (ModelError, if set, says why there is none), and
