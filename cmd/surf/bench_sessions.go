@@ -112,12 +112,14 @@ func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) err
 		fmt.Fprintf(cli.Stdout, "%5s %6s %6s %6s  %-17s %-17s %-17s %9s %9s %9s\n",
 			"n", "calls", "ok", "failed", "action p50/p90", "queued p50/p90", "latency p50/p90", "actions/s", "peak RSS", "peak PSS")
 	}
+	var all []benchSessionsResult
 	for _, n := range ns {
 		serve := benchServe{exe: exe, site: site.URL, sessions: n, maxActive: *maxActive, image: *image}
 		res, err := serve.run(ctx, cli, *cycles)
 		if err != nil {
 			return fmt.Errorf("%d sessions: %w", n, err)
 		}
+		all = append(all, *res)
 		if *asJSON {
 			if err := json.NewEncoder(cli.Stdout).Encode(res); err != nil {
 				return err
@@ -136,6 +138,9 @@ func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) err
 		for _, e := range res.Errors {
 			fmt.Fprintf(cli.Stdout, "      error: %s\n", e)
 		}
+	}
+	if per, ok := perSession(all); ok && !*asJSON {
+		fmt.Fprintf(cli.Stdout, "memory per added session (n=%d to n=%d): %.1f MB RSS, %.1f MB PSS\n", per.from, per.to, per.rss, per.pss)
 	}
 	return nil
 }
@@ -464,4 +469,32 @@ func procKB(pid int, file, key string) int64 {
 		}
 	}
 	return 0
+}
+
+// sessionCost is the peak memory one more session adds, between two runs.
+type sessionCost struct {
+	from, to int
+	rss, pss float64 // MB per added session
+}
+
+// perSession estimates the memory per added session from the runs with the
+// fewest and the most sessions: the slope of peak RSS and PSS between them.
+func perSession(all []benchSessionsResult) (sessionCost, bool) {
+	if len(all) < 2 {
+		return sessionCost{}, false
+	}
+	lo, hi := all[0], all[0]
+	for _, r := range all {
+		if r.Sessions < lo.Sessions {
+			lo = r
+		}
+		if r.Sessions > hi.Sessions {
+			hi = r
+		}
+	}
+	d := float64(hi.Sessions - lo.Sessions)
+	if d == 0 {
+		return sessionCost{}, false
+	}
+	return sessionCost{from: lo.Sessions, to: hi.Sessions, rss: (hi.PeakRSSMB - lo.PeakRSSMB) / d, pss: (hi.PeakPSSMB - lo.PeakPSSMB) / d}, true
 }
