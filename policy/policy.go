@@ -318,7 +318,16 @@ func (p *Policy) decideTarget(d Decision, t target) Decision {
 // then does not apply, since it cannot be checked and it does not deny
 // the whole host. Deny rules match paths leniently, others strictly.
 func (t target) matches(m *hostMatcher, ref hostRef, deny bool) bool {
-	if !m.matchName(ref) || !m.matchPort(t.port) {
+	if !m.matchName(ref) {
+		return false
+	}
+	if t.port == anyPort {
+		// Any port: a rule limited to some ports allows the host on
+		// those, and does not deny the whole host.
+		if deny && len(m.ports) > 0 {
+			return false
+		}
+	} else if !m.matchPort(t.port) {
 		return false
 	}
 	if t.scheme != "" {
