@@ -769,12 +769,9 @@ func cleanEntry(raw json.RawMessage, pol *policy.Policy, redact bool, st *record
 	if u, err := policy.ParseURL(e.Request.URL, nil); err == nil && u.Hostname() == proxyCheckHost {
 		return nil, false, nil // the remote browser's proxy check
 	}
-	out := []byte(raw)
-	if bytes.Contains(bytes.ToLower(out), []byte(`"proxy-`)) {
-		var err error
-		if out, err = stripProxyHeaders(out); err != nil {
-			return nil, false, err
-		}
+	out, err := scrubCredentials(raw)
+	if err != nil {
+		return nil, false, err
 	}
 	if redact {
 		var err error
@@ -785,37 +782,92 @@ func cleanEntry(raw json.RawMessage, pol *policy.Policy, redact bool, st *record
 	return out, true, nil
 }
 
-// stripProxyHeaders removes Proxy-* request headers (Chromium reports the
-// session proxy's credentials among them).
-func stripProxyHeaders(raw []byte) ([]byte, error) {
+// redactedValue stands for a cookie value or a credential in recordings.
+const redactedValue = "surf-redacted"
+
+// scrubCredentials takes credentials out of a recorded entry: Proxy-*
+// request headers (Chromium reports the session proxy's credentials among
+// them) are removed; the values of cookies (Cookie and Set-Cookie headers,
+// the cookies arrays) and of Authorization headers are replaced by
+// redactedValue, keeping cookie names and attributes. A replayed
+// Set-Cookie then sets the cookie with that value.
+func scrubCredentials(raw []byte) ([]byte, error) {
 	var e map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, err
 	}
-	var req map[string]json.RawMessage
-	if err := json.Unmarshal(e["request"], &req); err != nil {
-		return nil, err
-	}
-	var hs []json.RawMessage
-	if err := json.Unmarshal(req["headers"], &hs); err != nil || len(hs) == 0 {
-		return raw, nil
-	}
-	kept := hs[:0]
-	for _, h := range hs {
-		var nv harHeader
-		json.Unmarshal(h, &nv)
-		if !strings.HasPrefix(strings.ToLower(nv.Name), "proxy-") {
-			kept = append(kept, h)
+	for _, side := range []string{"request", "response"} {
+		var m map[string]json.RawMessage
+		if len(e[side]) == 0 || json.Unmarshal(e[side], &m) != nil || m == nil {
+			continue
 		}
-	}
-	var err error
-	if req["headers"], err = marshalJSON(kept); err != nil {
-		return nil, err
-	}
-	if e["request"], err = marshalJSON(req); err != nil {
-		return nil, err
+		var hs []harHeader
+		if json.Unmarshal(m["headers"], &hs) == nil && len(hs) > 0 {
+			kept := hs[:0]
+			for _, h := range hs {
+				switch n := strings.ToLower(h.Name); {
+				case strings.HasPrefix(n, "proxy-") && side == "request":
+					continue
+				case n == "cookie":
+					h.Value = redactCookieHeader(h.Value)
+				case n == "set-cookie":
+					h.Value = redactSetCookie(h.Value)
+				case n == "authorization":
+					h.Value = redactedValue
+				}
+				kept = append(kept, h)
+			}
+			b, err := marshalJSON(kept)
+			if err != nil {
+				return nil, err
+			}
+			m["headers"] = b
+		}
+		var cs []map[string]json.RawMessage
+		if json.Unmarshal(m["cookies"], &cs) == nil && len(cs) > 0 {
+			for _, c := range cs {
+				if _, ok := c["value"]; ok {
+					c["value"] = json.RawMessage(`"` + redactedValue + `"`)
+				}
+			}
+			b, err := marshalJSON(cs)
+			if err != nil {
+				return nil, err
+			}
+			m["cookies"] = b
+		}
+		b, err := marshalJSON(m)
+		if err != nil {
+			return nil, err
+		}
+		e[side] = b
 	}
 	return marshalJSON(e)
+}
+
+// redactCookieHeader replaces the values of a Cookie header's pairs.
+func redactCookieHeader(v string) string {
+	parts := strings.Split(v, ";")
+	for i, p := range parts {
+		name, _, _ := strings.Cut(strings.TrimSpace(p), "=")
+		parts[i] = name + "=" + redactedValue
+	}
+	return strings.Join(parts, "; ")
+}
+
+// redactSetCookie replaces the value of each Set-Cookie line (Playwright
+// joins repeated ones with newlines), keeping its attributes.
+func redactSetCookie(v string) string {
+	lines := strings.Split(v, "\n")
+	for i, l := range lines {
+		pair, attrs, found := strings.Cut(l, ";")
+		name, _, _ := strings.Cut(strings.TrimSpace(pair), "=")
+		lines[i] = name + "=" + redactedValue
+		if found {
+			lines[i] += ";" + attrs
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // redactJSON replaces the policy's secrets in every string of a JSON

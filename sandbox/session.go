@@ -109,6 +109,7 @@ type Session struct {
 	// approvals are the hosts approved in this session; pol consults them.
 	approvals *policy.Approvals
 
+	stateMu     sync.Mutex   // guards state; held while saving
 	state       StateFile    // the saved identity, if any
 	stateLoaded StateSummary // what was loaded at open
 }
@@ -179,6 +180,19 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	pol = pol.WithApprovals(approvals)
 	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{}), pol: pol, approvals: approvals}
 	sess.denials = &denialLog{pol: pol, hook: cfg.OnDenial}
+	if err := cfg.State.check(); err != nil {
+		return nil, err
+	}
+	sess.state = cfg.State
+	if sess.state.Path != "" {
+		if sess.state.Path, err = filepath.Abs(sess.state.Path); err != nil {
+			return nil, err
+		}
+	}
+	storage, err := sess.loadState()
+	if err != nil {
+		return nil, err
+	}
 	parent := s.tmp // empty for remote browsers: the system temp dir
 	sess.tmp, err = os.MkdirTemp(parent, fmt.Sprintf("%ssession-%d-", tempPrefix(), id))
 	if err != nil {
@@ -219,6 +233,9 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	if cfg.UserAgent != "" {
 		opts.UserAgent = &cfg.UserAgent
+	}
+	if storage != nil {
+		opts.StorageState = storage
 	}
 	if record != "" {
 		// Playwright writes its HAR when the context closes; Close turns
@@ -493,11 +510,16 @@ func (s *Session) Done() <-chan struct{} { return s.closed }
 
 // Close closes the session's pages and context and removes its private
 // directories. Downloads kept in a configured DownloadsDir stay. A
-// recording session (RecordHAR) writes its recording first; an error says
-// it could not. It is safe to call more than once.
+// session with a state file saves it first, and a recording session
+// (RecordHAR) writes its recording; an error says what could not be
+// written. It is safe to call more than once.
 func (s *Session) Close() error {
 	s.closer.Do(func() {
 		close(s.closed)
+		stateErr := s.saveAtClose()
+		if stateErr != nil {
+			s.log.Warn("saving the state file", "err", stateErr)
+		}
 		wait := 10 * time.Second
 		if s.info.RecordHAR != "" {
 			wait = recordCloseTimeout // Playwright writes its HAR first
@@ -526,6 +548,7 @@ func (s *Session) Close() error {
 		s.sb.mu.Lock()
 		delete(s.sb.sessions, s)
 		s.sb.mu.Unlock()
+		s.err = errors.Join(stateErr, s.err)
 	})
 	return s.err
 }
