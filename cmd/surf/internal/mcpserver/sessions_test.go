@@ -66,9 +66,11 @@ func TestSessionsIsolated(t *testing.T) {
 	// Each session's browser context, to watch them close.
 	s.mu.Lock()
 	var done []<-chan struct{}
-	for _, se := range s.sessions {
-		if se.b != nil {
-			done = append(done, se.b.sess.Done())
+	for _, cl := range s.clients {
+		for _, se := range cl.sessions {
+			if se.b != nil {
+				done = append(done, se.b.sess.Done())
+			}
 		}
 	}
 	s.mu.Unlock()
