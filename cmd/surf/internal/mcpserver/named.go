@@ -242,7 +242,7 @@ func (s *Server) ctlHandler(name string) mcp.ToolHandler {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
 		defer cancel()
 		box := &evictionBox{}
-		out, err := s.ctl.Call(context.WithValue(ctx, evictionKey{}, box), name, args)
+		out, err := s.ctl.Call(context.WithValue(ctx, evictionKey{}, box), name, args, s.ctl.Names()...)
 		if err != nil {
 			return errorResult(fmt.Sprintf("%s failed: %v", name, err)), nil
 		}
@@ -363,10 +363,11 @@ func (se *session) start(ctx context.Context) (*browser, *eviction, error) {
 	defer se.idleLater()
 	ctx, stop := se.callContext(ctx)
 	defer stop()
-	if err := se.take(ctx); err != nil {
+	give, err := se.take(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
-	defer func() { <-se.turn }()
+	defer give()
 	_, release, refused := se.admit(ctx, "session_open")
 	if refused != nil {
 		return nil, nil, errors.New(refused.Content[0].(*mcp.TextContent).Text)
@@ -395,7 +396,7 @@ func (cl *client) list() *tools.Result {
 		return strings.Compare(a, b)
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d sessions in this connection; the server has %d of its %d browser contexts open\n", len(names), s.open, s.cfg.MaxSessions)
+	fmt.Fprintf(&b, "%s in this connection; the server has %d of its %d browser contexts open\n", plural(len(names), "session"), s.open, s.cfg.MaxSessions)
 	if len(names) == 0 {
 		b.WriteString("(none yet: the default session opens on the first browser tool call; session_open opens a named one)\n")
 	}
@@ -452,10 +453,11 @@ func (cl *client) close(ctx context.Context, name string, save bool) (*tools.Res
 	s := cl.srv
 	if name == DefaultSession {
 		// The connection's own session stays; its browser context closes.
-		if err := se.take(ctx); err != nil {
+		give, err := se.take(ctx)
+		if err != nil {
 			return nil, err
 		}
-		defer func() { <-se.turn }()
+		defer give()
 		s.mu.Lock()
 		b := se.detach("")
 		s.mu.Unlock()
@@ -475,10 +477,11 @@ func (cl *client) close(ctx context.Context, name string, save bool) (*tools.Res
 	se.quit.stop() // its calls end now
 	s.mu.Unlock()
 	// Wait for its calls to return before closing the context.
-	if err := se.take(ctx); err != nil {
+	give, err := se.take(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer func() { <-se.turn }()
+	defer give()
 	s.mu.Lock()
 	b := se.shut()
 	s.mu.Unlock()
@@ -490,13 +493,19 @@ func (cl *client) close(ctx context.Context, name string, save bool) (*tools.Res
 	return tools.Textf("closed session %q%s; the other sessions go on", name, saved), nil
 }
 
-// take waits for the session's turn; the caller gives it back.
-func (se *session) take(ctx context.Context) error {
+// take waits for the session's turn, marking it busy meanwhile (so that it
+// is not evicted); the caller calls give once done.
+func (se *session) take(ctx context.Context) (give func(), err error) {
+	s := se.srv
+	s.mu.Lock()
+	se.busy++
+	s.mu.Unlock()
 	select {
 	case se.turn <- struct{}{}:
-		return nil
+		return func() { <-se.turn; se.idleLater() }, nil
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for the session's running call: %w", ctx.Err())
+		se.idleLater()
+		return nil, fmt.Errorf("waiting for the session's running call: %w", ctx.Err())
 	}
 }
 
@@ -528,10 +537,11 @@ func (cl *client) save(ctx context.Context, name string) (*tools.Result, error) 
 	if se.state.Path == "" {
 		return nil, tools.Errorf("the session %q has no state file: open a session with session_open and a state name to keep one", name)
 	}
-	if err := se.take(ctx); err != nil {
+	give, err := se.take(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer func() { <-se.turn }()
+	defer give()
 	s := cl.srv
 	s.mu.Lock()
 	b := se.b
