@@ -468,15 +468,29 @@ func TestShortLivedClientsNeverRefused(t *testing.T) {
 	endpoint := serveHTTP(t, s, HTTPOptions{})
 	const clients = 40
 	url := ls.URL + "/account"
+	kinds := map[any]int{}
+	goneHolding := 0 // SDK clients gone with their context open
 	for i := range clients {
 		var isError bool
 		var got string
 		var meta map[string]any
+		gone := goneHolding // when this client's call made room
 		if i%4 == 3 {
+			goneHolding++ // once it has gone, below
 			cs := connect(t, endpoint, nil, noDelete())
 			res := call(t, cs, "visit_url", map[string]any{"url": url})
 			isError, got, meta = res.IsError, text(res), res.Meta
+			id := cs.ID()
 			cs.Close()
+
+			// Wait until the server has seen its stream close, so that the
+			// next client finds it gone.
+			waitFor(t, "the server to see the client go", time.Minute, func() bool {
+				s.conns.mu.Lock()
+				defer s.conns.mu.Unlock()
+				st := s.conns.byID[id]
+				return st != nil && st.open == 0 && !st.goneAt.IsZero()
+			})
 		} else {
 			isError, got, meta = rawConnect(t, endpoint).callTool("visit_url", map[string]any{"url": url})
 		}
@@ -497,6 +511,16 @@ func TestShortLivedClientsNeverRefused(t *testing.T) {
 		if meta[MetaCap] != float64(DefaultMaxSessions) || meta[MetaOpen] != float64(DefaultMaxSessions) {
 			t.Errorf("client %d: _meta %v, want cap and open %d", i, meta, DefaultMaxSessions)
 		}
+		kinds[evicted["client"]]++
+		// Gone clients go first, then the least recently used idle one.
+		if want := "other"; gone > 0 && evicted["client"] != "gone" {
+			t.Errorf("client %d, with %d gone clients holding a context: evicted %v, want a gone client's session released", i, gone, evicted)
+		} else if gone == 0 && evicted["client"] != want {
+			t.Errorf("client %d, with no gone client holding a context: evicted %v, want the least recently used idle session", i, evicted)
+		}
+		if evicted["client"] == "gone" {
+			goneHolding--
+		}
 		switch evicted["client"] {
 		case "other":
 			if !strings.Contains(got, `closed the idle session "default" of another client, idle for`) || evicted["session"] != DefaultSession {
@@ -513,6 +537,7 @@ func TestShortLivedClientsNeverRefused(t *testing.T) {
 	if n := s.Sessions(); n != DefaultMaxSessions {
 		t.Errorf("%d browser sessions open, want the cap %d", n, DefaultMaxSessions)
 	}
+	t.Logf("evictions by kind: %v", kinds)
 }
 
 // TestEvictedSessionKeepsState: a named session with a state file, logged
