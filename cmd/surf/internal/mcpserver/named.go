@@ -230,19 +230,18 @@ func (s *Server) ctlHandler(name string) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		ctx, stop := context.WithCancel(context.WithValue(ctx, clientKey{}, cl))
-		defer stop()
+		// The call ends with its client, and after the call timeout.
+		cctx, cancel := context.WithTimeout(context.WithValue(ctx, clientKey{}, cl), s.cfg.CallTimeout)
+		defer cancel()
 		go func() {
 			select {
 			case <-cl.quit.c:
-				stop()
-			case <-ctx.Done():
+				cancel()
+			case <-cctx.Done():
 			}
 		}()
-		ctx, cancel := context.WithTimeout(ctx, s.cfg.CallTimeout)
-		defer cancel()
 		box := &evictionBox{}
-		out, err := s.ctl.Call(context.WithValue(ctx, evictionKey{}, box), name, args, s.ctl.Names()...)
+		out, err := s.ctl.Call(context.WithValue(cctx, evictionKey{}, box), name, args, s.ctl.Names()...)
 		if err != nil {
 			return errorResult(fmt.Sprintf("%s failed: %v", name, err)), nil
 		}
