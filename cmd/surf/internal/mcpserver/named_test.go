@@ -584,8 +584,23 @@ func TestEvictedSessionKeepsState(t *testing.T) {
 			t.Errorf("alice's call after the eviction lacks %q:\n%s", want, got)
 		}
 	}
-	if list := text(mustCall(t, a, "session_list", nil)); !strings.Contains(list, "state file alice.json") {
+	list := text(mustCall(t, a, "session_list", nil))
+	if !strings.Contains(list, "state file alice.json") {
 		t.Errorf("session_list:\n%s", list)
+	}
+	closed := text(mustCall(t, a, "session_close", map[string]any{"name": "alice"}))
+	if !strings.Contains(closed, `closed session "alice" and saved its state file alice.json`) {
+		t.Errorf("session_close: %s", closed)
+	}
+	// No result carries the session cookie.
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for tok := range ls.tokens {
+		for _, out := range []string{got, list, closed} {
+			if strings.Contains(out, tok) {
+				t.Errorf("a result carries the session cookie's value:\n%s", out)
+			}
+		}
 	}
 }
 
@@ -618,5 +633,31 @@ func TestMaxSessions(t *testing.T) {
 	}
 	if n := s.Sessions(); n != 2 {
 		t.Errorf("%d sessions, want 2", n)
+	}
+}
+
+// TestWebsurferToolInNamedSession: the websurfer tool runs in the named
+// session it is given, and the tools go on there; the default session is
+// never opened.
+func TestWebsurferToolInNamedSession(t *testing.T) {
+	s, site, fake := agentServer(t, "harbour.yaml")
+	cs := connect(t, serveHTTP(t, s, HTTPOptions{}), nil, nil)
+	mustCall(t, cs, "session_open", map[string]any{"name": "agent"})
+	res := mustCall(t, cs, WebsurferTool, inSession("agent", map[string]any{
+		"instruction": "When does the Harbour Branch open on Saturdays?",
+		"start_url":   site.URL + "/",
+	}))
+	if got := text(res); !strings.Contains(got, "answer: On Saturdays from 10:00 to 14:00.") {
+		t.Errorf("the run in the named session:\n%s", got)
+	}
+	fake.Check(t)
+	if got := text(mustCall(t, cs, "read_page", inSession("agent", map[string]any{}))); !strings.Contains(got, "Saturday") {
+		t.Errorf("read_page in the named session after the run:\n%s", got)
+	}
+	if list := text(mustCall(t, cs, "session_list", nil)); strings.Contains(list, "default") || !strings.Contains(list, "- agent: open, at "+site.URL+"/branch") {
+		t.Errorf("session_list after the run:\n%s", list)
+	}
+	if n := s.Sessions(); n != 1 {
+		t.Errorf("%d browser contexts, want the named session's only", n)
 	}
 }
