@@ -576,7 +576,7 @@ func TestEvictedSessionKeepsState(t *testing.T) {
 	got = account(t, a, ls, "alice")
 	for _, want := range []string{
 		"note: this session's browser context was closed to make room for another",
-		"loaded from its state file",
+		"loaded from its state file (its state was saved to the file as the old one closed)",
 		"loaded 1 cookies",
 		"Signed in as alice",
 	} {

@@ -23,9 +23,19 @@ import (
 // not, the session is released: its calls are stopped, its MCP session
 // closed and its browser context with it. A client that never opened a
 // stream cannot be told from one between two calls, so its session waits
-// for the idle timeout as before. And a session that needs a browser slot
-// when all are taken takes the one of a gone client (the one gone
-// longest), without waiting for its grace to end.
+// for the idle timeout as before.
+//
+// Capacity. A session that needs a browser context when MaxSessions are
+// open first takes the slot of a gone client (the one gone longest),
+// without waiting for its grace to end; failing that, it closes the least
+// recently used idle context (no call running or queued) of any client,
+// whose state file, if it has one, is saved as it closes; only when every
+// context is busy is the call refused (ErrTooManySessions). The caller's
+// result says what was closed (a note, and cap, open and evicted in
+// _meta); the evicted session's next call opens a new context, reloaded
+// from its state file, and is told so. A client that sends bare requests
+// and goes without a DELETE is thus never noticed as gone, but its idle
+// context is the first to be evicted.
 
 // sessionIDHeader is the streamable HTTP transport's session header.
 const sessionIDHeader = "Mcp-Session-Id"

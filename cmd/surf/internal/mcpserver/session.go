@@ -311,12 +311,20 @@ func (se *session) finish(b *browser) error {
 	closing := se.closing
 	s.mu.Unlock()
 	err := se.closeBrowser(b)
-	if closing != nil {
-		s.mu.Lock()
-		if se.closing == closing {
-			se.closing = nil
+	s.mu.Lock()
+	if se.state.Path != "" && se.note != "" {
+		// Its next call learns whether what it reloads is up to date.
+		if err == nil {
+			se.note += " (its state was saved to the file as the old one closed)"
+		} else {
+			se.note += " (saving its state file as the old one closed failed, so it may be out of date)"
 		}
-		s.mu.Unlock()
+	}
+	if closing != nil && se.closing == closing {
+		se.closing = nil
+	}
+	s.mu.Unlock()
+	if closing != nil {
 		close(closing)
 	}
 	return err
