@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -212,24 +211,7 @@ func sessionToolAnnotations(name string) *mcp.ToolAnnotations {
 
 // ctlHandler is the MCP handler of a session tool.
 func (s *Server) ctlHandler(name string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-		defer func() {
-			if v := recover(); v != nil {
-				s.log.Error("mcpserver: panic in a call", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				res, err = errorResult(fmt.Sprintf("internal error in surf while running %s", name)), nil
-			}
-		}()
-		if req == nil || req.Session == nil {
-			return errorResult("no MCP session"), nil
-		}
-		var args []byte
-		if req.Params != nil {
-			args = req.Params.Arguments
-		}
-		cl, err := s.client(req.Session)
-		if err != nil {
-			return errorResult(err.Error()), nil
-		}
+	return s.guarded(name, "", func(ctx context.Context, _ *mcp.CallToolRequest, cl *client, args json.RawMessage) *mcp.CallToolResult {
 		// The call ends with its client, and after the call timeout.
 		cctx, cancel := context.WithTimeout(context.WithValue(ctx, clientKey{}, cl), s.cfg.CallTimeout)
 		defer cancel()
@@ -243,12 +225,12 @@ func (s *Server) ctlHandler(name string) mcp.ToolHandler {
 		box := &evictionBox{}
 		out, err := s.ctl.Call(context.WithValue(cctx, evictionKey{}, box), name, args, s.ctl.Names()...)
 		if err != nil {
-			return errorResult(fmt.Sprintf("%s failed: %v", name, err)), nil
+			return errorResult(fmt.Sprintf("%s failed: %v", name, err))
 		}
 		r := tools.MCPResult(out)
 		box.ev.report(r)
-		return r, nil
-	}
+		return r
+	})
 }
 
 // evictionKey carries, in session_open's context, the box its eviction

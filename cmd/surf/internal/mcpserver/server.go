@@ -20,6 +20,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -283,27 +285,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		SupportedProtocolVersions: legacyVersions(),
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	for _, name := range s.list {
-		t, _ := s.defs.Lookup(name)
-		s.mcp.AddTool(&mcp.Tool{
-			Name:        name,
-			Description: t.Description(),
-			InputSchema: withSessionArg(t.Schema()),
-			Annotations: annotations(name),
-		}, s.handler(name))
-	}
+	s.addTools(s.defs, s.list, withSessionArg, annotations, s.handler)
 	s.ctl = s.sessionTools()
-	for _, name := range s.ctl.Names() {
-		t, _ := s.ctl.Lookup(name)
-		s.mcp.AddTool(&mcp.Tool{
-			Name:        name,
-			Description: t.Description(),
-			InputSchema: sessionToolSchema(t.Schema()),
-			Annotations: sessionToolAnnotations(name),
-		}, s.ctlHandler(name))
-	}
+	s.addTools(s.ctl, s.ctl.Names(), sessionToolSchema, sessionToolAnnotations, s.ctlHandler)
 	s.list = append(s.list, s.ctl.Names()...)
 	return s, nil
+}
+
+// addTools lists the tools of reg with these names to MCP clients.
+func (s *Server) addTools(reg *tools.Registry, names []string, schema func(*jsonschema.Schema) *jsonschema.Schema, annotate func(string) *mcp.ToolAnnotations, handler func(string) mcp.ToolHandler) {
+	for _, name := range names {
+		t, _ := reg.Lookup(name)
+		s.mcp.AddTool(&mcp.Tool{
+			Name:        name,
+			Description: t.Description(),
+			InputSchema: schema(t.Schema()),
+			Annotations: annotate(name),
+		}, handler(name))
+	}
 }
 
 // instructions tell clients how the tools work.
@@ -445,33 +444,41 @@ func (s *Server) isClosed() bool {
 // never returns a protocol error for a failed call: failures are error
 // results.
 func (s *Server) handler(name string) mcp.ToolHandler {
+	return s.guarded(name, "; look at the page before retrying", func(ctx context.Context, req *mcp.CallToolRequest, cl *client, args json.RawMessage) *mcp.CallToolResult {
+		sname, args, err := sessionArg(args)
+		if err != nil {
+			return errorResult(fmt.Sprintf("%s did not run: %v", name, err))
+		}
+		se, err := cl.session(sname)
+		if err != nil {
+			return errorResult(fmt.Sprintf("%s did not run: %v", name, err))
+		}
+		return se.call(s.withProgress(ctx, req), name, args)
+	})
+}
+
+// guarded runs a tool call with its client and arguments, recovering a
+// panic into an error result (whose text ends with hint).
+func (s *Server) guarded(name, hint string, run func(ctx context.Context, req *mcp.CallToolRequest, cl *client, args json.RawMessage) *mcp.CallToolResult) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if v := recover(); v != nil {
 				s.log.Error("mcpserver: panic in a call", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				res, err = errorResult(fmt.Sprintf("internal error in surf while running %s; look at the page before retrying", name)), nil
+				res, err = errorResult(fmt.Sprintf("internal error in surf while running %s%s", name, hint)), nil
 			}
 		}()
-		var args []byte
-		if req != nil && req.Params != nil {
-			args = req.Params.Arguments
-		}
 		if req == nil || req.Session == nil {
 			return errorResult("no MCP session"), nil
 		}
-		sname, args, err := sessionArg(args)
-		if err != nil {
-			return errorResult(fmt.Sprintf("%s did not run: %v", name, err)), nil
+		var args []byte
+		if req.Params != nil {
+			args = req.Params.Arguments
 		}
 		cl, err := s.client(req.Session)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		se, err := cl.session(sname)
-		if err != nil {
-			return errorResult(fmt.Sprintf("%s did not run: %v", name, err)), nil
-		}
-		return se.call(s.withProgress(ctx, req), name, args), nil
+		return run(ctx, req, cl, args), nil
 	}
 }
 
