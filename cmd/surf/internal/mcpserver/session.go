@@ -227,8 +227,9 @@ func (se *session) browser(ctx context.Context) (b *browser, note string, ev *ev
 	if victimB != nil {
 		ev.saveErr = victim.finish(victimB)
 	}
-	if closing != nil {
-		// The previous context may still be saving its state file.
+	if closing != nil && se.state.Path != "" {
+		// The previous context may still be saving its state file, which
+		// this one loads.
 		select {
 		case <-closing:
 		case <-ctx.Done():
