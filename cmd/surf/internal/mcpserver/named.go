@@ -321,9 +321,9 @@ func (cl *client) open(ctx context.Context, in SessionOpenArgs) (*tools.Result, 
 	}
 	if state.Path != "" {
 		sum := b.sess.StateLoaded()
-		fmt.Fprintf(&sb, "; state %q: loaded %d cookies and %d local-storage origins", in.State, sum.Cookies, sum.Origins)
+		fmt.Fprintf(&sb, "; state %q: loaded %s and %s", in.State, plural(sum.Cookies, "cookie"), plural(sum.Origins, "local-storage origin"))
 		if sum.DroppedCookies+sum.DroppedOrigins > 0 {
-			fmt.Fprintf(&sb, " (left out %d cookies and %d origins the policy denies)", sum.DroppedCookies, sum.DroppedOrigins)
+			sb.WriteString(leftOut(sum))
 		}
 	}
 	fmt.Fprintf(&sb, ". Pass session: %q to the browser tools to act in it; start with visit_url.", in.Name)
@@ -541,5 +541,5 @@ func (cl *client) save(ctx context.Context, name string) (*tools.Result, error) 
 	if sum.Encrypted {
 		enc = ", encrypted"
 	}
-	return tools.Textf("saved the state of session %q to %s%s: %d cookies, %d local-storage origins", name, filepath.Base(se.state.Path), enc, sum.Cookies, sum.Origins), nil
+	return tools.Textf("saved the state of session %q to %s%s: %s, %s", name, filepath.Base(se.state.Path), enc, plural(sum.Cookies, "cookie"), plural(sum.Origins, "local-storage origin")), nil
 }

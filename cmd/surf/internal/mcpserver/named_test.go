@@ -556,7 +556,7 @@ func TestEvictedSessionKeepsState(t *testing.T) {
 	}
 	logIn(t, a, ls, "alice", "alice")
 	res = mustCall(t, a, "session_save", map[string]any{"name": "alice"})
-	if !strings.Contains(text(res), `saved the state of session "alice" to alice.json: 1 cookies`) {
+	if !strings.Contains(text(res), `saved the state of session "alice" to alice.json: 1 cookie, 0 local-storage origins`) {
 		t.Errorf("session_save: %s", text(res))
 	}
 
@@ -577,7 +577,7 @@ func TestEvictedSessionKeepsState(t *testing.T) {
 	for _, want := range []string{
 		"note: this session's browser context was closed to make room for another",
 		"loaded from its state file (its state was saved to the file as the old one closed)",
-		"loaded 1 cookies",
+		"loaded 1 cookie and 0 local-storage origins from its state file",
 		"Signed in as alice",
 	} {
 		if !strings.Contains(got, want) {

@@ -251,10 +251,7 @@ func (se *session) browser(ctx context.Context) (b *browser, note string, ev *ev
 	}
 	se.b = b
 	if sum := b.sess.StateLoaded(); se.state.Path != "" {
-		loaded := fmt.Sprintf("loaded %d cookies and %d local-storage origins from its state file", sum.Cookies, sum.Origins)
-		if sum.DroppedCookies+sum.DroppedOrigins > 0 {
-			loaded += fmt.Sprintf(" (left out %d cookies and %d origins the policy denies)", sum.DroppedCookies, sum.DroppedOrigins)
-		}
+		loaded := fmt.Sprintf("loaded %s and %s from its state file", plural(sum.Cookies, "cookie"), plural(sum.Origins, "local-storage origin")) + leftOut(sum)
 		if note != "" {
 			loaded = note + "; " + loaded
 		}
@@ -262,6 +259,15 @@ func (se *session) browser(ctx context.Context) (b *browser, note string, ev *ev
 	}
 	se.log.Info("browser session opened", "open", s.open)
 	return b, note, ev, nil
+}
+
+// leftOut says what a state file held that the policy kept out, if
+// anything.
+func leftOut(sum sandbox.StateSummary) string {
+	if sum.DroppedCookies+sum.DroppedOrigins == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (left out %s and %s the policy denies)", plural(sum.DroppedCookies, "cookie"), plural(sum.DroppedOrigins, "origin"))
 }
 
 // leastRecentlyUsed is the idle session with a browser context, of any
