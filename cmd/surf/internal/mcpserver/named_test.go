@@ -604,6 +604,38 @@ func TestEvictedSessionKeepsState(t *testing.T) {
 	}
 }
 
+// TestSessionCloseWithoutSave: session_close saves a session's state file
+// by default, and leaves it unwritten with save false.
+func TestSessionCloseWithoutSave(t *testing.T) {
+	ls := serveLoginSite(t)
+	dir := t.TempDir()
+	s := newServer(t, ls.fixture, func(c *Config) { c.StateDir = dir })
+	cs := connect(t, serveHTTP(t, s, HTTPOptions{}), nil, nil)
+	for _, n := range []string{"kept", "dropped"} {
+		mustCall(t, cs, "session_open", map[string]any{"name": n, "state": n})
+		logIn(t, cs, ls, n, n)
+	}
+	if got := text(mustCall(t, cs, "session_close", map[string]any{"name": "kept"})); !strings.Contains(got, "and saved its state file kept.json") {
+		t.Errorf("session_close kept: %s", got)
+	}
+	if got := text(mustCall(t, cs, "session_close", map[string]any{"name": "dropped", "save": false})); !strings.Contains(got, "without saving its state file dropped.json") {
+		t.Errorf("session_close dropped: %s", got)
+	}
+	if _, err := os.Stat(dir + "/kept.json"); err != nil {
+		t.Errorf("the state file of the session closed with save: %v", err)
+	}
+	if _, err := os.Stat(dir + "/dropped.json"); !os.IsNotExist(err) {
+		t.Errorf("the session closed without save wrote its state file: %v", err)
+	}
+	// Reopened, kept is still signed in and dropped is not.
+	for n, want := range map[string]string{"kept": "Signed in as kept", "dropped": "Signed out"} {
+		mustCall(t, cs, "session_open", map[string]any{"name": n, "state": n})
+		if got := account(t, cs, ls, n); !strings.Contains(got, want) {
+			t.Errorf("%s reopened: want %q:\n%s", n, want, got)
+		}
+	}
+}
+
 // TestMaxSessions: when every browser context is busy, a call that
 // needs another is refused, saying so; once one is idle it is evicted
 // instead.
