@@ -21,21 +21,28 @@ import (
 // end.
 var errSessionEnded = errors.New("the MCP session ended")
 
-// callContext is ctx, also ended when the session is stopped.
+// errNamedSessionClosed is the cause of a call's context ended by
+// session_close.
+var errNamedSessionClosed = errors.New("the session was closed")
+
+// callContext is ctx, also ended when the session or its client is
+// stopped.
 func (se *session) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		select {
-		case <-se.quit.c:
+		case <-se.cl.quit.c:
 			cancel(errSessionEnded)
+		case <-se.quit.c:
+			cancel(errNamedSessionClosed)
 		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() { cancel(nil) }
 }
 
-// stop ends the contexts of the session's calls, running and to come.
-func (se *session) stop() { se.quit.stop() }
+// stop ends the contexts of the client's calls, running and to come.
+func (cl *client) stop() { cl.quit.stop() }
 
 // stopper is a channel closed once, to stop a session's calls.
 type stopper struct {
@@ -50,10 +57,10 @@ func (s *stopper) stop() { s.once.Do(func() { close(s.c) }) }
 // stopSession stops the calls of an MCP session, if it has any.
 func (s *Server) stopSession(ss *mcp.ServerSession) {
 	s.mu.Lock()
-	se := s.sessions[ss]
+	cl := s.clients[ss]
 	s.mu.Unlock()
-	if se != nil {
-		se.stop()
+	if cl != nil {
+		cl.stop()
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -22,9 +23,19 @@ import (
 // not, the session is released: its calls are stopped, its MCP session
 // closed and its browser context with it. A client that never opened a
 // stream cannot be told from one between two calls, so its session waits
-// for the idle timeout as before. And a session that needs a browser slot
-// when all are taken takes the one of a gone client (the one gone
-// longest), without waiting for its grace to end.
+// for the idle timeout as before.
+//
+// Capacity. A session that needs a browser context when MaxSessions are
+// open first takes the slot of a gone client (the one gone longest),
+// without waiting for its grace to end; failing that, it closes the least
+// recently used idle context (no call running or queued) of any client,
+// whose state file, if it has one, is saved as it closes; only when every
+// context is busy is the call refused (ErrTooManySessions). The caller's
+// result says what was closed (a note, and cap, open and evicted in
+// _meta); the evicted session's next call opens a new context, reloaded
+// from its state file, and is told so. A client that sends bare requests
+// and goes without a DELETE is thus never noticed as gone, but its idle
+// context is the first to be evicted.
 
 // sessionIDHeader is the streamable HTTP transport's session header.
 const sessionIDHeader = "Mcp-Session-Id"
@@ -145,21 +156,22 @@ func (s *Server) release(id string) {
 	// Server.session may not have yet): end it here so its slot is free
 	// when release returns.
 	s.mu.Lock()
-	se := s.sessions[ss]
+	cl := s.clients[ss]
 	s.mu.Unlock()
-	if se != nil {
-		se.end()
+	if cl != nil {
+		cl.end()
 	}
 }
 
 // makeRoom releases the session of the client gone longest that holds a
-// browser context, when se needs one and every slot is taken.
-func (s *Server) makeRoom(se *session) {
+// browser context, when se needs one and every slot is taken; it reports
+// what it released, or nil.
+func (s *Server) makeRoom(se *session) *eviction {
 	s.mu.Lock()
 	full := se.b == nil && s.open >= s.cfg.MaxSessions
 	s.mu.Unlock()
 	if !full {
-		return
+		return nil
 	}
 	type gone struct {
 		id string
@@ -178,15 +190,103 @@ func (s *Server) makeRoom(se *session) {
 	for _, g := range cands {
 		ss := s.mcpSession(g.id)
 		s.mu.Lock()
-		holds := ss != nil && s.sessions[ss] != nil && s.sessions[ss].b != nil
+		n := 0
+		if cl := s.clients[ss]; ss != nil && cl != nil {
+			n = cl.holding()
+		}
 		s.mu.Unlock()
-		if !holds || !s.forgetGone(g.id) {
+		if n == 0 || !s.forgetGone(g.id) {
 			continue
 		}
 		s.log.Info("http: all browser sessions are in use; releasing the one of a client that went away", "mcp_session", g.id, "gone_for", time.Since(g.at).Round(time.Millisecond))
 		s.release(g.id)
+		return &eviction{cap: s.cfg.MaxSessions, gone: time.Since(g.at), released: n}
+	}
+	return nil
+}
+
+// holding counts the client's sessions with an open browser context. The
+// caller holds s.mu.
+func (cl *client) holding() int {
+	n := 0
+	for _, se := range cl.sessions {
+		if se.b != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// eviction is what a call closed to make room for its browser context:
+// the idle session least recently used, or the sessions of a client that
+// went away.
+type eviction struct {
+	cap, open int // the server's cap, and the contexts open after the call opened its own
+
+	// An idle session evicted.
+	name    string
+	same    bool // of the caller's own client
+	idle    time.Duration
+	state   bool  // it has a state file, saved as it closed
+	saveErr error // closing it (and saving its state) failed
+
+	// A gone client released.
+	gone     time.Duration
+	released int // its sessions that held a browser context
+}
+
+// Keys of an eviction report in a result's _meta.
+const (
+	MetaCap     = "cap"
+	MetaOpen    = "open"
+	MetaEvicted = "evicted"
+)
+
+// report tells a call's result about the eviction, in a note and in _meta.
+func (ev *eviction) report(out *mcp.CallToolResult) {
+	if ev == nil {
 		return
 	}
+	var note string
+	evicted := map[string]any{}
+	if ev.released > 0 {
+		note = fmt.Sprintf("the server's cap of %d browser sessions was reached: released the %s of a client that went away %s ago, to make room", ev.cap, plural(ev.released, "session"), ev.gone.Round(time.Second))
+		evicted["client"] = "gone"
+		evicted["gone_ms"] = ev.gone.Milliseconds()
+		evicted["sessions"] = ev.released
+	} else {
+		whose := "another client"
+		evicted["client"] = "other"
+		if ev.same {
+			whose = "this client"
+			evicted["client"] = "this"
+		}
+		note = fmt.Sprintf("the server's cap of %d browser sessions was reached: closed the idle session %q of %s, idle for %s, to make room", ev.cap, ev.name, whose, ev.idle.Round(time.Second))
+		evicted["session"] = ev.name
+		evicted["idle_ms"] = ev.idle.Milliseconds()
+		if ev.state {
+			evicted["state_saved"] = ev.saveErr == nil
+			if ev.saveErr == nil {
+				note += "; its state file was saved"
+			} else {
+				note += "; closing it and saving its state file failed"
+			}
+		}
+	}
+	out.Content = append([]mcp.Content{&mcp.TextContent{Text: "note: " + note}}, out.Content...)
+	if out.Meta == nil {
+		out.Meta = mcp.Meta{}
+	}
+	out.Meta[MetaCap] = ev.cap
+	out.Meta[MetaOpen] = ev.open
+	out.Meta[MetaEvicted] = evicted
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // forgetGone stops following a session whose client is still gone; it

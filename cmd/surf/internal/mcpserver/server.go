@@ -2,10 +2,16 @@
 //
 // It offers surf's action space (visit_url, click, input_text, ...) and a
 // websurfer tool that runs the whole agent loop, over the official MCP Go
-// SDK on stdio or streamable HTTP. Every MCP session gets its own isolated browser session (a
-// sandbox.Session and a websurfer.Surfer) in one shared browser, opened on
-// the session's first tool call and closed when the client goes away or
-// after an idle timeout. Calls go through the same registry (validation,
+// SDK on stdio or streamable HTTP. Every MCP session gets its own isolated
+// browser session (a sandbox.Session and a websurfer.Surfer) in one shared
+// browser, opened on the session's first tool call and closed when the
+// client goes away or after an idle timeout; it may open more, named ones
+// (session_open, and a session argument on every browser tool: named.go).
+// Browser contexts are capped (MaxSessions) over all clients; when a new
+// one would pass the cap, the server releases the sessions of clients that
+// went away, then closes the least recently used idle context of any
+// client (saving its state file), and refuses only when every context is
+// busy; the caller's result says what was closed (release.go). Calls go through the same registry (validation,
 // offered set, panic recovery) and policy gate as the agent loop; actions
 // the policy marks Ask are put to the client's user through MCP elicitation
 // when the client supports it. The HTTP transport binds to loopback unless
@@ -14,6 +20,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -146,8 +154,12 @@ type Config struct {
 	// DisableElicitation never asks the client: Approver decides.
 	DisableElicitation bool
 
-	// MaxSessions bounds the browser sessions open at once; a session
-	// beyond it gets an error result on its first tool call. Zero means
+	// MaxSessions bounds the browser contexts open at once, over all
+	// clients and named sessions. A context that must open beyond it first
+	// takes the slot of a client that went away, else of the least
+	// recently used idle context of any client (which is closed, its state
+	// file saved, and reopened on its next call); only when every context
+	// is busy does the call get an error result. Zero means
 	// DefaultMaxSessions.
 	MaxSessions int
 	// IdleTimeout closes a session's browser context after this long
@@ -183,8 +195,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// ErrTooManySessions is the error of a session's first tool call when
-// MaxSessions browser sessions are already open.
+// ErrTooManySessions is the error of a call that needs a browser context
+// when MaxSessions are open and every one is busy.
 var ErrTooManySessions = errors.New("too many browser sessions")
 
 // ErrClosed is returned by a closed server.
@@ -204,11 +216,13 @@ type Server struct {
 	sbMu sync.Mutex // serializes relaunches
 	sb   *sandbox.Sandbox
 
-	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*session
-	open     int // sessions with an open browser context
-	nextID   int
-	closed   bool
+	ctl *tools.Registry // the session tools (named.go)
+
+	mu      sync.Mutex
+	clients map[*mcp.ServerSession]*client
+	open    int // sessions with an open browser context, over all clients
+	nextID  int
+	closed  bool
 
 	conns conns // the HTTP connections of each session (release.go)
 }
@@ -259,7 +273,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, sessions: map[*mcp.ServerSession]*session{}, admit: newAdmitter(cfg.MaxActive)}
+	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, clients: map[*mcp.ServerSession]*client{}, admit: newAdmitter(cfg.MaxActive)}
 	s.defs = definitions()
 	s.list = listed(s.defs, cfg.Model != nil)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "surf web browser", Version: cfg.Version}, &mcp.ServerOptions{
@@ -271,20 +285,28 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		SupportedProtocolVersions: legacyVersions(),
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	for _, name := range s.list {
-		t, _ := s.defs.Lookup(name)
-		s.mcp.AddTool(&mcp.Tool{
-			Name:        name,
-			Description: t.Description(),
-			InputSchema: t.Schema(),
-			Annotations: annotations(name),
-		}, s.handler(name))
-	}
+	s.addTools(s.defs, s.list, withSessionArg, annotations, s.handler)
+	s.ctl = s.sessionTools()
+	s.addTools(s.ctl, s.ctl.Names(), sessionToolSchema, sessionToolAnnotations, s.ctlHandler)
+	s.list = append(s.list, s.ctl.Names()...)
 	return s, nil
 }
 
+// addTools lists the tools of reg with these names to MCP clients.
+func (s *Server) addTools(reg *tools.Registry, names []string, schema func(*jsonschema.Schema) *jsonschema.Schema, annotate func(string) *mcp.ToolAnnotations, handler func(string) mcp.ToolHandler) {
+	for _, name := range names {
+		t, _ := reg.Lookup(name)
+		s.mcp.AddTool(&mcp.Tool{
+			Name:        name,
+			Description: t.Description(),
+			InputSchema: schema(t.Schema()),
+			Annotations: annotate(name),
+		}, handler(name))
+	}
+}
+
 // instructions tell clients how the tools work.
-const instructions = `surf drives a sandboxed Chromium. Each MCP session has its own isolated browser context (cookies, storage, tabs), opened on the first tool call.
+const instructions = `surf drives a sandboxed Chromium. Each MCP session has its own isolated browser context (cookies, storage, tabs), opened on the first tool call. To work in several isolated contexts at once (two accounts, two sites), open named sessions with session_open and pass session: NAME to the browser tools; session_list and session_close manage them.
 Start with visit_url. Every action returns the page as text: the title and URL, the elements you can act on, numbered, and the visible text, followed by a screenshot with the same numbers drawn on it. Use those numbers as target_id / input_field_id; they are valid only for the latest observation.
 tools/list names every tool, but only those that make sense on the current page run (page_up only when the page can scroll up, switch_tab only with several tabs, ...); calling another returns an error listing the ones available now.
 A browsing policy decides what may be visited and done; a denial comes back as an error result. The websurfer tool runs a whole task with surf's own model and returns the answer with a step summary.`
@@ -360,20 +382,20 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	var all []*session
-	for _, se := range s.sessions {
-		all = append(all, se)
-		se.stop() // before anything waits for their calls
+	var all []*client
+	for _, cl := range s.clients {
+		all = append(all, cl)
+		cl.stop() // before anything waits for their calls
 	}
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, len(all))
-	for i, se := range all {
+	for i, cl := range all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = se.end()
-			se.ss.Close()
+			errs[i] = cl.end()
+			cl.ss.Close()
 		}()
 	}
 	wg.Wait()
@@ -418,55 +440,72 @@ func (s *Server) isClosed() bool {
 }
 
 // handler is the MCP handler of one tool: it finds the caller's session
-// and runs the call there. It never returns a protocol error for a failed
-// call: failures are error results.
+// (the session argument, or the client's own) and runs the call there. It
+// never returns a protocol error for a failed call: failures are error
+// results.
 func (s *Server) handler(name string) mcp.ToolHandler {
+	return s.guarded(name, "; look at the page before retrying", func(ctx context.Context, req *mcp.CallToolRequest, cl *client, args json.RawMessage) *mcp.CallToolResult {
+		sname, args, err := sessionArg(args)
+		if err != nil {
+			return errorResult(fmt.Sprintf("%s did not run: %v", name, err))
+		}
+		se, err := cl.session(sname)
+		if err != nil {
+			return errorResult(fmt.Sprintf("%s did not run: %v", name, err))
+		}
+		return se.call(s.withProgress(ctx, req), name, args)
+	})
+}
+
+// guarded runs a tool call with its client and arguments, recovering a
+// panic into an error result (whose text ends with hint).
+func (s *Server) guarded(name, hint string, run func(ctx context.Context, req *mcp.CallToolRequest, cl *client, args json.RawMessage) *mcp.CallToolResult) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		defer func() {
 			if v := recover(); v != nil {
 				s.log.Error("mcpserver: panic in a call", "tool", name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				res, err = errorResult(fmt.Sprintf("internal error in surf while running %s; look at the page before retrying", name)), nil
+				res, err = errorResult(fmt.Sprintf("internal error in surf while running %s%s", name, hint)), nil
 			}
 		}()
-		var args []byte
-		if req != nil && req.Params != nil {
-			args = req.Params.Arguments
-		}
 		if req == nil || req.Session == nil {
 			return errorResult("no MCP session"), nil
 		}
-		se, err := s.session(req.Session)
+		var args []byte
+		if req.Params != nil {
+			args = req.Params.Arguments
+		}
+		cl, err := s.client(req.Session)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		return se.call(s.withProgress(ctx, req), name, args), nil
+		return run(ctx, req, cl, args), nil
 	}
 }
 
-// session returns the state of an MCP session, making it on its first
+// client returns the state of an MCP session, making it on its first
 // call.
-func (s *Server) session(ss *mcp.ServerSession) (*session, error) {
+func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errors.New("the server is shutting down")
 	}
-	if se, ok := s.sessions[ss]; ok {
-		return se, nil
+	if cl, ok := s.clients[ss]; ok {
+		return cl, nil
 	}
 	s.nextID++
-	se := &session{srv: s, ss: ss, id: s.nextID, turn: make(chan struct{}, 1), quit: newStopper()}
-	se.log = s.log.With("session", se.id)
-	se.approver = &approver{ss: ss, fallback: s.cfg.Approver, elicit: !s.cfg.DisableElicitation, log: se.log}
-	s.sessions[ss] = se
+	cl := &client{srv: s, ss: ss, id: s.nextID, quit: newStopper(), sessions: map[string]*session{}}
+	cl.log = s.log.With("session", cl.id)
+	cl.approver = &approver{ss: ss, fallback: s.cfg.Approver, elicit: !s.cfg.DisableElicitation, log: cl.log}
+	s.clients[ss] = cl
 	go func() {
 		// The MCP session ends when the client disconnects (stdio EOF, an
 		// HTTP DELETE or the HTTP session's idle timeout).
 		ss.Wait()
-		se.log.Debug("mcp session ended")
-		se.end()
+		cl.log.Debug("mcp session ended")
+		cl.end()
 	}()
-	return se, nil
+	return cl, nil
 }
 
 // errorResult is an MCP error result with text.

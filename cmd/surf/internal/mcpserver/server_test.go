@@ -146,11 +146,15 @@ func TestDefinitions(t *testing.T) {
 
 	f := serveFixture(t)
 	s := newServer(t, f, nil)
-	se, err := s.session(fakeSession(t, s))
+	cl, err := s.client(fakeSession(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := se.browser(context.Background())
+	se, err := cl.session(DefaultSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _, err := se.browser(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

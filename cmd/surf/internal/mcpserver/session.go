@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
@@ -20,23 +22,52 @@ import (
 // teardownTimeout bounds closing one session's browser context.
 const teardownTimeout = 15 * time.Second
 
-// session is one MCP session's state: its browser, when open, and its
-// approver. Its calls run one at a time (turn).
-type session struct {
+// client is one MCP session (a connection): its approver and its browser
+// sessions, by name. The default one, DefaultSession, opens on the first
+// tool call without a session argument; the others with session_open.
+type client struct {
 	srv      *Server
 	ss       *mcp.ServerSession
 	id       int
 	log      *slog.Logger
 	approver *approver
-	turn     chan struct{} // holds a token while a call runs
-	quit     *stopper      // stops the session's calls (cancel.go)
+	quit     *stopper // stops the client's calls (cancel.go)
 
 	// Guarded by srv.mu.
-	b     *browser    // nil until the first call, and after the idle timeout
-	busy  int         // calls running or waiting for their turn
-	timer *time.Timer // the idle timer, armed while no call runs
-	gone  bool        // the MCP session ended
-	note  string      // told with the next call's result
+	gone     bool                // the MCP session ended
+	sessions map[string]*session // by name
+}
+
+// session is one named browser session of a client: its browser context,
+// when open, its state file and policy. Its calls run one at a time
+// (turn); the sessions of a client run concurrently.
+type session struct {
+	srv   *Server
+	cl    *client
+	name  string
+	log   *slog.Logger
+	turn  chan struct{} // holds a token while a call runs
+	quit  *stopper      // stops the session's calls when session_close ends it
+	state sandbox.StateFile
+	// restrict, when set, narrows the server's policy for this session.
+	restrict *policy.Restriction
+
+	// Guarded by srv.mu.
+	b       *browser      // nil until the first call, and after the idle timeout or an eviction
+	busy    int           // calls running or waiting for their turn
+	timer   *time.Timer   // the idle timer, armed while no call runs
+	closed  bool          // session_close ended it
+	note    string        // told with the next call's result
+	calls   int           // tool calls made
+	used    time.Time     // when the last call started or ended
+	closing chan struct{} // closed once the last browser context is closed (and its state saved)
+	page    pageInfo      // where the last call left it, for session_list
+}
+
+// pageInfo is where a session's last call left it.
+type pageInfo struct {
+	url, title string
+	tabs       int
 }
 
 // browser is a session's open browser context and surfer.
@@ -56,6 +87,8 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	s := se.srv
 	s.mu.Lock()
 	se.busy++
+	se.calls++
+	se.used = time.Now()
 	if se.timer != nil {
 		se.timer.Stop()
 	}
@@ -87,11 +120,12 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	s.makeRoom(se)
-	b, note, err := se.browser(ctx)
+	b, note, ev, err := se.open(ctx)
 	if err != nil {
 		se.log.Warn("opening a browser session", "err", err)
-		return errorResult(err.Error())
+		out = errorResult(err.Error())
+		ev.report(out)
+		return out
 	}
 	// Only tools this server lists: the surfer offers stop_action, which
 	// an MCP client does not have.
@@ -99,6 +133,11 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	t0 := time.Now()
 	res, err := b.reg.Call(ctx, name, args, offered...)
 	se.log.Debug("call", "tool", name, "ms", time.Since(t0).Milliseconds(), "err", err)
+	if o := b.surf.Last(); o != nil {
+		s.mu.Lock()
+		se.page = pageInfo{url: o.URL, title: o.Title, tabs: len(o.Tabs)}
+		s.mu.Unlock()
+	}
 	switch {
 	case err == nil:
 		out = tools.MCPResult(res) // the surfer's observations carry the configured image
@@ -112,59 +151,190 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 		// call opens a fresh one.
 		se.log.Warn("runtime error; closing the session's browser context", "tool", name, "err", err)
 		se.reset()
-		out = errorResult(fmt.Sprintf("%s failed: %v. This session's browser context was closed; the next call opens a new, empty one.", name, err))
+		out = errorResult(fmt.Sprintf("%s failed: %v. This session's browser context was closed; the next call opens a new one%s.", name, err, se.reopens()))
 	}
 	if note != "" {
 		out.Content = append([]mcp.Content{&mcp.TextContent{Text: "note: " + note}}, out.Content...)
 	}
+	ev.report(out)
 	return out
 }
 
-// browser returns the session's browser, opening it if needed. note says
-// why a new one was opened after an earlier one closed.
-func (se *session) browser(ctx context.Context) (*browser, string, error) {
+// open makes room for the session's browser context if it has none and
+// the server is full, then returns it, opened if needed (see browser).
+func (se *session) open(ctx context.Context) (*browser, string, *eviction, error) {
+	ev := se.srv.makeRoom(se)
+	b, note, ev2, err := se.browser(ctx)
+	if ev2 != nil {
+		ev = ev2
+	}
+	if ev != nil {
+		ev.open = se.srv.Sessions()
+	}
+	return b, note, ev, err
+}
+
+// reopens tells how the session's next browser context starts.
+func (se *session) reopens() string {
+	if se.state.Path != "" {
+		return ", loaded from its state file"
+	}
+	return ", empty"
+}
+
+// browser returns the session's browser, opening it if needed: when every
+// slot is taken it closes the least recently used idle browser context of
+// any client first (ev says which), and fails only when all are busy.
+// note says why a new one was opened after an earlier one closed.
+func (se *session) browser(ctx context.Context) (b *browser, note string, ev *eviction, err error) {
 	s := se.srv
 	s.mu.Lock()
-	if se.gone || s.closed {
+	if se.cl.gone || s.closed {
 		s.mu.Unlock()
-		return nil, "", errors.New("this MCP session has ended")
+		return nil, "", nil, errors.New("this MCP session has ended")
+	}
+	if se.closed {
+		s.mu.Unlock()
+		return nil, "", nil, fmt.Errorf("the session %q was closed", se.name)
 	}
 	if se.b != nil && !lost(se.b.sess.Sandbox()) {
 		b := se.b
 		s.mu.Unlock()
-		return b, "", nil
+		return b, "", nil, nil
 	}
 	if se.b != nil {
 		// The browser under this context went away.
-		go se.closeBrowser(se.b)
-		se.b = nil
-		s.open--
-		se.note = "the browser had gone away and was relaunched; this session's browser context is new and empty"
+		go se.finish(se.detach("the browser had gone away and was relaunched; this session's browser context is new" + se.reopens()))
 	}
+	var victim *session
+	var victimB *browser
 	if s.open >= s.cfg.MaxSessions {
-		s.mu.Unlock()
-		return nil, "", fmt.Errorf("%w: this server allows %d browser sessions at once and all are in use; try again when another client disconnects, or start surf serve with a higher --max-sessions", ErrTooManySessions, s.cfg.MaxSessions)
+		victim = s.leastRecentlyUsed()
+		if victim == nil {
+			s.mu.Unlock()
+			return nil, "", nil, fmt.Errorf("%w: this server allows %d browser sessions at once and all are busy; try again when another call ends or a client disconnects, or start surf serve with a higher --max-sessions", ErrTooManySessions, s.cfg.MaxSessions)
+		}
+		ev = &eviction{cap: s.cfg.MaxSessions, name: victim.name, same: victim.cl == se.cl, idle: time.Since(victim.used), state: victim.state.Path != ""}
+		victimB = victim.detach(fmt.Sprintf("this session's browser context was closed to make room for another (the server's cap of %d browser sessions was reached and it was the least recently used idle one, idle for %s); this is a new one", s.cfg.MaxSessions, ev.idle.Round(time.Second)) + victim.reopens())
+		victim.log.Info("evicted: closing the idle browser session to make room", "for_client", se.cl.id, "for_session", se.name, "idle", ev.idle.Round(time.Millisecond))
 	}
 	s.open++
-	note := se.note
+	note = se.note
 	se.note = ""
+	closing := se.closing
 	s.mu.Unlock()
 
-	b, err := se.openBrowser(ctx)
+	if victimB != nil {
+		ev.saveErr = victim.finish(victimB)
+	}
+	if closing != nil && se.state.Path != "" {
+		// The previous context may still be saving its state file, which
+		// this one loads.
+		select {
+		case <-closing:
+		case <-ctx.Done():
+		}
+	}
+	if err = ctx.Err(); err == nil {
+		b, err = se.openBrowser(ctx)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err == nil && (se.gone || s.closed) {
+	if err == nil && (se.cl.gone || s.closed || se.closed) {
 		go b.close()
-		err = errors.New("this MCP session has ended")
+		err = errors.New("this session has ended")
 	}
 	if err != nil {
 		s.open--
 		se.note = note
-		return nil, "", err
+		return nil, "", ev, err
 	}
 	se.b = b
+	if sum := b.sess.StateLoaded(); se.state.Path != "" {
+		loaded := fmt.Sprintf("loaded %s and %s from its state file", plural(sum.Cookies, "cookie"), plural(sum.Origins, "local-storage origin")) + leftOut(sum)
+		if note != "" {
+			loaded = note + "; " + loaded
+		}
+		note = loaded
+	}
 	se.log.Info("browser session opened", "open", s.open)
-	return b, note, nil
+	return b, note, ev, nil
+}
+
+// leftOut says what a state file held that the policy kept out, if
+// anything.
+func leftOut(sum sandbox.StateSummary) string {
+	if sum.DroppedCookies+sum.DroppedOrigins == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (left out %s and %s the policy denies)", plural(sum.DroppedCookies, "cookie"), plural(sum.DroppedOrigins, "origin"))
+}
+
+// leastRecentlyUsed is the idle session with a browser context, of any
+// client, that has gone longest without a call; nil when all are busy.
+// The caller holds s.mu.
+func (s *Server) leastRecentlyUsed() *session {
+	var lru *session
+	for _, cl := range s.clients {
+		for _, se := range cl.sessions {
+			if se.b == nil || se.busy > 0 {
+				continue
+			}
+			if lru == nil || se.used.Before(lru.used) {
+				lru = se
+			}
+		}
+	}
+	return lru
+}
+
+// detach takes the session's browser context away to close it, and leaves
+// a note for its next call; the caller holds s.mu and then calls finish
+// with the result, outside the lock. The session's next context waits for
+// that close (and its state file's save).
+func (se *session) detach(note string) *browser {
+	b := se.b
+	if b == nil {
+		return nil
+	}
+	se.b = nil
+	se.srv.open--
+	se.note = note
+	if se.timer != nil {
+		se.timer.Stop()
+	}
+	se.closing = make(chan struct{})
+	return b
+}
+
+// finish closes a browser context detach took away, and tells the
+// session's next context it may open.
+func (se *session) finish(b *browser) error {
+	if b == nil {
+		return nil
+	}
+	s := se.srv
+	s.mu.Lock()
+	closing := se.closing
+	s.mu.Unlock()
+	err := se.closeBrowser(b)
+	s.mu.Lock()
+	if se.state.Path != "" && se.note != "" {
+		// Its next call learns whether what it reloads is up to date.
+		if err == nil {
+			se.note += " (its state was saved to the file as the old one closed)"
+		} else {
+			se.note += " (saving its state file as the old one closed failed, so it may be out of date)"
+		}
+	}
+	if closing != nil && se.closing == closing {
+		se.closing = nil
+	}
+	s.mu.Unlock()
+	if closing != nil {
+		close(closing)
+	}
+	return err
 }
 
 // openBrowser opens a browser context and a surfer for the session.
@@ -172,11 +342,16 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 	s := se.srv
 	scfg := s.cfg.Session
 	scfg.Policy = s.cfg.Policy
+	scfg.State = se.state
 	if scfg.Logger == nil {
 		scfg.Logger = se.log
 	}
 	if scfg.DownloadsDir != "" {
-		dir := filepath.Join(scfg.DownloadsDir, fmt.Sprintf("session-%d", se.id))
+		sub := fmt.Sprintf("session-%d", se.cl.id)
+		if se.name != DefaultSession {
+			sub += "-" + se.name
+		}
+		dir := filepath.Join(scfg.DownloadsDir, sub)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("making the session's downloads directory: %w", err)
 		}
@@ -186,15 +361,24 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 	if err != nil {
 		return nil, err
 	}
+	if se.restrict != nil {
+		base := scfg.Policy
+		if base == nil {
+			base = sb.Policy()
+		}
+		if scfg.Policy, err = base.Restrict(*se.restrict); err != nil {
+			return nil, fmt.Errorf("narrowing the policy for session %q: %w", se.name, err)
+		}
+	}
 	sess, err := sb.NewSession(ctx, scfg)
 	if err != nil {
 		return nil, fmt.Errorf("opening a browser session: %w", err)
 	}
 	cfg := s.cfg.Surfer
 	cfg.Session = sess
-	cfg.Policy = s.cfg.Policy
-	if se.approver.asks() {
-		cfg.Approver = se.approver
+	cfg.Policy = scfg.Policy
+	if se.cl.approver.asks() {
+		cfg.Approver = se.cl.approver
 	} // else nil: the policy's "approval is required and no approver is configured"
 	cfg.Logger = se.log
 	cfg.Image = s.cfg.Image.kind()
@@ -220,7 +404,8 @@ func (se *session) idleLater() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	se.busy--
-	if se.busy > 0 || se.gone || se.b == nil {
+	se.used = time.Now()
+	if se.busy > 0 || se.cl.gone || se.b == nil {
 		return
 	}
 	if se.timer == nil {
@@ -239,57 +424,71 @@ func (se *session) idle() {
 		s.mu.Unlock()
 		return
 	}
-	b := se.b
-	se.b = nil
-	s.open--
-	se.note = fmt.Sprintf("the previous browser context of this session was closed after %s without a call; this is a new, empty one", s.cfg.IdleTimeout)
+	b := se.detach(fmt.Sprintf("the previous browser context of this session was closed after %s without a call; this is a new one", s.cfg.IdleTimeout) + se.reopens())
 	s.mu.Unlock()
 	se.log.Info("idle: closing the browser session")
-	se.closeBrowser(b)
+	se.finish(b)
 }
 
 // reset closes the session's browser after a runtime error.
 func (se *session) reset() {
 	s := se.srv
 	s.mu.Lock()
-	b := se.b
-	if b != nil {
-		se.b = nil
-		s.open--
-		se.note = "the browser context of this session was closed after an error; this is a new, empty one"
-	}
+	b := se.detach("the browser context of this session was closed after an error; this is a new one" + se.reopens())
 	s.mu.Unlock()
-	if b != nil {
-		se.closeBrowser(b)
-	}
+	se.finish(b)
 }
 
-// end releases everything of a session whose MCP connection ended (or
-// whose server is closing).
-func (se *session) end() error {
-	s := se.srv
-	s.mu.Lock()
-	if se.gone {
-		s.mu.Unlock()
-		return nil
-	}
-	se.gone = true
-	se.stop()
-	b := se.b
-	se.b = nil
-	if b != nil {
-		s.open--
-	}
+// shut ends a session for good (session_close, or its client's end): its
+// calls are stopped and its browser context closed, its state file saved
+// unless discard. The caller holds s.mu and calls finish with the result.
+func (se *session) shut() *browser {
+	se.closed = true
+	se.quit.stop()
 	if se.timer != nil {
 		se.timer.Stop()
 	}
-	delete(s.sessions, se.ss)
-	s.mu.Unlock()
-	if b == nil {
+	return se.detach("")
+}
+
+// end releases everything of a client whose MCP connection ended (or
+// whose server is closing).
+func (cl *client) end() error {
+	s := cl.srv
+	s.mu.Lock()
+	if cl.gone {
+		s.mu.Unlock()
 		return nil
 	}
-	se.log.Info("closing the browser session")
-	return se.closeBrowser(b)
+	cl.gone = true
+	cl.stop()
+	type closing struct {
+		se *session
+		b  *browser
+	}
+	var all []closing
+	for _, se := range cl.sessions {
+		if b := se.shut(); b != nil {
+			all = append(all, closing{se, b})
+		}
+	}
+	delete(s.clients, cl.ss)
+	s.mu.Unlock()
+	if len(all) == 0 {
+		return nil
+	}
+	cl.log.Info("closing the browser sessions", "n", len(all))
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, c := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.se.finish(c.b)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (se *session) closeBrowser(b *browser) error {
