@@ -70,6 +70,7 @@ It is started by 'surf open'; there is no need to run it by hand.`,
 		idle := fs.Duration("idle", 0, "")
 		readyFD := fs.Int("ready-fd", 0, "")
 		bf := addBrowserFlags(fs)
+		bf.state = addStateFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -194,6 +195,7 @@ type sessionHandler struct {
 	stopOnce  sync.Once
 	closeOnce sync.Once
 	closing   atomic.Bool // the daemon is closing the browser itself
+	closeErr  error       // closing's error (a state file not saved), set once
 }
 
 var _ daemon.Handler = (*sessionHandler)(nil)
@@ -205,7 +207,7 @@ func (h *sessionHandler) stopNow() { h.stopOnce.Do(func() { close(h.stop) }) }
 func (h *sessionHandler) closeBrowser() {
 	h.closeOnce.Do(func() {
 		h.closing.Store(true)
-		h.b.Close()
+		h.closeErr = h.b.Close()
 	})
 }
 
@@ -258,7 +260,14 @@ func (h *sessionHandler) handle(ctx context.Context, req daemon.Request) daemon.
 	case reqClose:
 		h.closeBrowser()
 		h.stopNow()
-		return daemon.Response{OK: true, Text: fmt.Sprintf("session %q closed", h.status.Session)}
+		if h.closeErr != nil {
+			return errorResponse(fmt.Errorf("session %q closed, but: %w", h.status.Session, h.closeErr))
+		}
+		text := fmt.Sprintf("session %q closed", h.status.Session)
+		if sf := h.b.bf.stateFile; sf.Path != "" && !sf.ReadOnly {
+			text += "; its state is saved in " + sf.Path
+		}
+		return daemon.Response{OK: true, Text: text}
 	}
 	name := req.Tool
 	if _, ok := h.reg.Lookup(name); !ok {
