@@ -34,7 +34,7 @@ Ctrl-C, which saves nothing. An existing FILE is loaded first (with its
 key), so logging into a second site keeps the first one's login.
 
 The policy: with no --policy, --allow or --deny, the default (any public
-host) plus URL's own host, so a login page on a private address works and
+host) plus URL's own host (any port), so a login page on a private address works and
 so does a single sign-on provider on another public host. With policy
 flags, exactly that policy, which must allow URL. Either way only the
 hosts the policy allows are saved.
@@ -120,7 +120,9 @@ Examples:
 // plus the URL's host; with them, theirs, which must allow the URL.
 func loginPolicy(cli *CLI, pf *policyFlags, u *url.URL) (*policy.Policy, error) {
 	if pf.file == "" && len(pf.allow) == 0 && len(pf.deny) == 0 {
-		host, err := policy.ParseHostRule(u.Host)
+		// The host, not host:port: cookies belong to hosts, whatever
+		// the port.
+		host, err := policy.ParseHostRule(u.Hostname())
 		if err != nil {
 			return nil, &exitError{code: 2, err: fmt.Errorf("the login URL's host: %w", err)}
 		}
@@ -233,6 +235,11 @@ func (l *login) run(ctx context.Context, raw string) (sandbox.StateSummary, erro
 // none yet.
 func (l *login) workCopy() (sandbox.StateFile, error) {
 	dir, base := filepath.Split(l.state.Path)
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return sandbox.StateFile{}, fmt.Errorf("--state: %w", err)
+		}
+	}
 	f, err := os.CreateTemp(dir, "."+base+".login-*")
 	if err != nil {
 		return sandbox.StateFile{}, fmt.Errorf("--state: %w", err)
