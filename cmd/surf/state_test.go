@@ -6,15 +6,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -174,5 +178,68 @@ func cmdFileMode(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if got := fi.Mode().Perm(); (got == os.FileMode(want)) == neg {
 		ts.Fatalf("%s has mode %#o", args[0], got)
+	}
+}
+
+// TestLoginInterruptSavesNothing: Ctrl-C during "surf login" leaves the
+// state file exactly as it was, and no work copy beside it; the exit code
+// is 130.
+func TestLoginInterruptSavesNothing(t *testing.T) {
+	srv := httptest.NewServer(loginSite("c-interrupted-cookie", "t-interrupted-token"))
+	defer srv.Close()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.json")
+	before := []byte(`{"cookies":[{"name":"sid","value":"earlier","domain":"127.0.0.1","path":"/","expires":-1,"httpOnly":true,"secure":false,"sameSite":"Lax"}],"origins":[]}`)
+	if err := os.WriteFile(state, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := surfCmd("login", srv.URL+"/magic", "--state", state, "--headless", "--allow", "127.0.0.1")
+	stdin, err := cmd.StdinPipe() // open, and never written: no Enter
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the prompt: the page is open and the login waits.
+	var seen strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(seen.String(), "press Enter") {
+		n, err := stderr.Read(buf)
+		seen.Write(buf[:n])
+		if err != nil {
+			cmd.Wait()
+			t.Fatalf("login ended before its prompt: %v\n%s", err, seen.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stderr)
+	seen.Write(rest)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("login after Ctrl-C: %v, want exit status 130\n%s", err, seen.String())
+	}
+	if !strings.Contains(seen.String(), "surf: interrupted") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", seen.String())
+	}
+	after, err := os.ReadFile(state)
+	if err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the state file changed after Ctrl-C (err %v)", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left beside the state file: %v", names)
 	}
 }
