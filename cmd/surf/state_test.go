@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,7 +20,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -241,5 +244,77 @@ func TestLoginInterruptSavesNothing(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("left beside the state file: %v", names)
+	}
+}
+
+// TestServeState: "surf serve --state FILE" starts each connection's
+// default session from FILE (a file in Playwright's shape, written by
+// hand here) and saves it back when the connection ends; "--state-dir
+// DIR" keeps a named session's state as DIR/NAME.json. No tool result
+// carries the cookie's or the token's value.
+func TestServeState(t *testing.T) {
+	cookie, token := "c"+rand.Text(), "t"+rand.Text()
+	srv := httptest.NewServer(loginSite(cookie, token))
+	defer srv.Close()
+	dir := t.TempDir()
+	state, stateDir := filepath.Join(dir, "default.json"), filepath.Join(dir, "named")
+	file := fmt.Sprintf(`{"cookies":[{"name":"sid","value":%q,"domain":"127.0.0.1","path":"/","expires":-1,"httpOnly":true,"secure":false,"sameSite":"Lax"}],`+
+		`"origins":[{"origin":%q,"localStorage":[{"name":"token","value":%q}]}]}`, cookie, srv.URL, token)
+	if err := os.WriteFile(state, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startServe(t, "--allow", "127.0.0.1", "--image", "none", "--state", state, "--state-dir", stateDir)
+	ctx := context.Background()
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		text := resultText(res)
+		if res.IsError {
+			t.Fatalf("%s: error result: %s", name, text)
+		}
+		if strings.Contains(text, cookie) || strings.Contains(text, token) {
+			t.Fatalf("%s's result holds a secret:\n%s", name, text)
+		}
+		return text
+	}
+	if got := call("visit_url", map[string]any{"url": srv.URL + "/account"}); !strings.Contains(got, "Signed in as Ada Lovelace") || !strings.Contains(got, "Token: present") {
+		t.Fatalf("the default session did not start signed in:\n%s", got)
+	}
+
+	// A named session with its own state file starts empty, logs in,
+	// and keeps it in DIR/NAME.json when closed.
+	call("session_open", map[string]any{"name": "work", "state": "work"})
+	if got := call("visit_url", map[string]any{"url": srv.URL + "/account", "session": "work"}); !strings.Contains(got, "Signed out") {
+		t.Fatalf("the named session shares the default's login:\n%s", got)
+	}
+	call("visit_url", map[string]any{"url": srv.URL + "/magic", "session": "work"})
+	call("session_close", map[string]any{"name": "work"})
+	named, err := os.ReadFile(filepath.Join(stateDir, "work.json"))
+	if err != nil {
+		t.Fatalf("the named session's state: %v", err)
+	}
+	if !bytes.Contains(named, []byte(cookie)) {
+		t.Errorf("the named session's state file lacks its login")
+	}
+
+	// The connection ends: the default session saves FILE back.
+	os.Remove(state)
+	t0 := time.Now()
+	c.stdin.Close()
+	c.wait(t, t0)
+	saved, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatalf("the default session's state was not saved at the end: %v", err)
+	}
+	if !bytes.Contains(saved, []byte(`"sid"`)) || !bytes.Contains(saved, []byte(token)) {
+		t.Errorf("the saved state lacks the cookie or the token")
+	}
+	for _, p := range []string{state, filepath.Join(stateDir, "work.json")} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %#o, want 0600", p, fi.Mode().Perm())
+		}
 	}
 }
