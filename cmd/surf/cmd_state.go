@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
@@ -21,8 +22,9 @@ import (
 func init() {
 	c := &command{
 		name:    "state",
-		summary: "show what a saved-login state file holds (names and expiry, never values)",
+		summary: "show what a saved-login state file holds (never values), or save a session's now",
 		usage: `Usage: surf state show FILE [--json] [key flags]
+       surf state save [--session NAME]
 
 Shows what the storage-state FILE (as --state and 'surf login' write it)
 holds: each cookie's domain, path, name, expiry and flags, and each
@@ -33,7 +35,12 @@ $SURF_STATE_PASSPHRASE or --state-identity); it is opened in a headless
 browser session, as --state would open it, under a policy that allows
 every host.
 
+'surf state save' saves a background session's state file now (the one
+'surf open --state FILE' gave it), without closing it; 'surf close' saves
+it too.
+
 Flags:
+  --session NAME      (save) the session (default "default", or $SURF_SESSION)
   --json              print it as JSON
   --state-passphrase-file FILE
                       the age passphrase is in this file
@@ -45,8 +52,9 @@ Flags:
 Exit codes: 0 shown; 1 the file cannot be read (no key, wrong key, not a
 state file); 2 bad usage.
 
-Example:
-  surf state show mail.json --state-identity key.txt`,
+Examples:
+  surf state show mail.json --state-identity key.txt
+  surf open https://mail.example.com/ --state mail.json && surf state save`,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)
@@ -54,11 +62,26 @@ Example:
 		sf := addStateFlags(fs)
 		fs.Lookup("state").Hidden = true
 		bf := addSandboxFlags(fs)
+		session := addSessionFlag(fs, cli)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
+		if fs.NArg() == 1 && fs.Arg(0) == "save" {
+			if fs.NFlag() > 0 && !(fs.NFlag() == 1 && fs.Changed("session")) {
+				return usagef(c, "'surf state save' takes only --session: the session keeps the file and key it was opened with")
+			}
+			resp, err := callSession(ctx, cli, *session, daemon.Request{Tool: reqSaveState})
+			if err != nil {
+				return err
+			}
+			printText(cli, resp.Text)
+			return nil
+		}
 		if fs.NArg() != 2 || fs.Arg(0) != "show" {
-			return usagef(c, "the state command is 'surf state show FILE'")
+			return usagef(c, "the state commands are 'surf state show FILE' and 'surf state save'")
+		}
+		if fs.Changed("session") {
+			return usagef(c, "--session goes with 'surf state save'")
 		}
 		if sf.path != "" {
 			return usagef(c, "name the file as 'surf state show FILE', not with --state")

@@ -44,6 +44,7 @@ const (
 	reqTabs       = "tabs"       // the open tabs
 	reqScreenshot = "screenshot" // {"plain": bool}: the set-of-mark image or a plain one
 	reqClose      = "close"      // close the browser and end the daemon
+	reqSaveState  = "save_state" // save the session's state file now
 )
 
 // sessionStatus is the answer to reqStatus.
@@ -177,6 +178,19 @@ func (d *sessionDaemon) run(ctx context.Context, dir, name string, idle time.Dur
 	return err
 }
 
+// saveState writes the session's state file now ("surf state save").
+func (h *sessionHandler) saveState(ctx context.Context) daemon.Response {
+	sf := h.b.bf.stateFile
+	if sf.Path == "" {
+		return daemon.Fail(1, fmt.Errorf("session %q has no state file", h.status.Session), "open it with --state FILE to keep its login")
+	}
+	sum, err := h.b.sess.SaveState(ctx)
+	if err != nil {
+		return errorResponse(stateError(fmt.Errorf("saving the state: %w", err)))
+	}
+	return daemon.Response{OK: true, Text: fmt.Sprintf("saved %s: %s", sf.Path, describeSummary(sum))}
+}
+
 func idleOrDefault(d time.Duration) time.Duration {
 	if d == 0 {
 		return daemon.DefaultIdle
@@ -214,7 +228,7 @@ func (h *sessionHandler) closeBrowser() {
 func (h *sessionHandler) Handle(ctx context.Context, req daemon.Request) daemon.Response {
 	resp := h.handle(ctx, req)
 	switch req.Tool {
-	case reqStatus, reqClose, reqScreenshot:
+	case reqStatus, reqClose, reqScreenshot, reqSaveState:
 	default:
 		// Actions, open, observe and tabs: the latest observation, for
 		// clients that print JSON.
@@ -257,6 +271,8 @@ func (h *sessionHandler) handle(ctx context.Context, req daemon.Request) daemon.
 			return daemon.Fail(daemon.ExitUsage, err, "")
 		}
 		return h.screenshot(ctx, a.Plain)
+	case reqSaveState:
+		return h.saveState(ctx)
 	case reqClose:
 		h.closeBrowser()
 		h.stopNow()
