@@ -222,6 +222,9 @@ func (h *sessionHandler) closeBrowser() {
 	h.closeOnce.Do(func() {
 		h.closing.Store(true)
 		h.closeErr = h.b.Close()
+		if h.closeErr != nil {
+			h.log.Warn("closing the session", "err", h.closeErr)
+		}
 	})
 }
 
