@@ -165,19 +165,11 @@ func (l *login) run(ctx context.Context, raw string) (sandbox.StateSummary, erro
 		return sandbox.StateSummary{}, err
 	}
 	defer os.Remove(work.Path)
-	sbCfg, err := l.bf.sandboxConfig(l.cli, l.pol)
-	if err != nil {
-		return sandbox.StateSummary{}, err
-	}
-	sb, err := sandbox.New(ctx, sbCfg)
+	sb, sess, err := l.bf.stateSession(ctx, l.cli, l.pol, work)
 	if err != nil {
 		return sandbox.StateSummary{}, err
 	}
 	defer sb.Close()
-	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{State: work})
-	if err != nil {
-		return sandbox.StateSummary{}, stateError(err)
-	}
 	defer sess.Close()
 	gone := make(chan struct{}) // the browser went away
 	if br := sb.Browser(); br != nil {

@@ -197,21 +197,32 @@ func withStateSession(ctx context.Context, cli *CLI, bf *browserFlags, sf sandbo
 	if err != nil {
 		return err
 	}
-	cfg, err := bf.sandboxConfig(cli, pol)
-	if err != nil {
-		return err
-	}
-	sb, err := sandbox.New(ctx, cfg)
+	sb, sess, err := bf.stateSession(ctx, cli, pol, sf)
 	if err != nil {
 		return err
 	}
 	defer sb.Close()
-	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{State: sf})
-	if err != nil {
-		return stateError(err)
-	}
 	defer sess.Close()
 	return fn(sess)
+}
+
+// stateSession starts a sandbox with policy pol and the sandbox flags of
+// bf, and a session in it that loaded sf.
+func (bf *browserFlags) stateSession(ctx context.Context, cli *CLI, pol *policy.Policy, sf sandbox.StateFile) (*sandbox.Sandbox, *sandbox.Session, error) {
+	cfg, err := bf.sandboxConfig(cli, pol)
+	if err != nil {
+		return nil, nil, err
+	}
+	sb, err := sandbox.New(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{State: sf})
+	if err != nil {
+		sb.Close()
+		return nil, nil, stateError(err)
+	}
+	return sb, sess, nil
 }
 
 // showState keeps a storage state's names, domains and expiry, sorted,
