@@ -103,6 +103,9 @@ func (f *stateFlags) key(path string, getenv func(string) string) (sandbox.State
 // The directory is created (0700) when missing.
 func (f *stateFlags) serveFile(dir string, getenv func(string) string) (sandbox.StateFile, error) {
 	if dir == "" {
+		if f.path == "" && (f.passFile != "" || f.identity != "") {
+			return sandbox.StateFile{}, &exitError{code: 2, err: errors.New("--state-passphrase-file and --state-identity need --state FILE or --state-dir DIR")}
+		}
 		return f.file(getenv)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
