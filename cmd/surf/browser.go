@@ -35,6 +35,11 @@ type browserFlags struct {
 	replayHAR string
 	searchURL string
 
+	// state, when the command takes --state (addStateFlags), is the saved
+	// identity; open resolves it into stateFile.
+	state     *stateFlags
+	stateFile sandbox.StateFile
+
 	loaded atomic.Pointer[policy.Policy] // the policy open loaded, for redact
 }
 
@@ -103,6 +108,9 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 		return nil, err
 	}
 	bf.loaded.Store(pol)
+	if bf.stateFile, err = bf.state.file(cli.Getenv); err != nil {
+		return nil, err
+	}
 	if o.base != nil {
 		if bf.pol.file == "" && len(bf.pol.allow) == 0 && len(bf.pol.deny) == 0 {
 			pol = o.base
@@ -127,6 +135,9 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 		return nil, err
 	}
 	b.pol = pol
+	if bf.stateFile.Path != "" {
+		b.noteDropped(cli)
+	}
 	return b, nil
 }
 
@@ -139,7 +150,7 @@ func (bf *browserFlags) start(ctx context.Context, sbCfg sandbox.Config, cfg web
 	sess, err := sb.NewSession(ctx, bf.sessionConfig())
 	if err != nil {
 		sb.Close()
-		return nil, err
+		return nil, stateError(err)
 	}
 	cfg.Session = sess
 	surf, err := websurfer.New(ctx, cfg)
@@ -180,7 +191,7 @@ func (bf *browserFlags) sandboxConfig(cli *CLI, pol *policy.Policy) (sandbox.Con
 // sessionConfig is the session's configuration from the flags.
 func (bf *browserFlags) sessionConfig() sandbox.SessionConfig {
 	return sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads,
-		RecordHAR: bf.recordHAR, ReplayHAR: bf.replayHAR}
+		RecordHAR: bf.recordHAR, ReplayHAR: bf.replayHAR, State: bf.stateFile}
 }
 
 // checkSearchURL refuses a --search-url that is not an http(s) URL with
@@ -193,11 +204,31 @@ func checkSearchURL(s string) error {
 	return nil
 }
 
-// Close closes everything the browser opened.
-func (b *browser) Close() {
+// Close closes everything the browser opened. Its error is the session's:
+// a recording or a state file that could not be written.
+func (b *browser) Close() error {
 	b.surf.Close()
-	b.sess.Close()
+	err := b.sess.Close()
 	b.sb.Close()
+	return stateError(err)
+}
+
+// closeInto closes the browser and, when *err is nil, sets it to the
+// close's error: for "defer b.closeInto(&err)" in commands whose state
+// file is saved at close.
+func (b *browser) closeInto(err *error) {
+	if cerr := b.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}
+
+// noteDropped tells the user, on stderr, when the policy kept part of the
+// state file out of the session: a cookie or origin for a host it denies.
+func (b *browser) noteDropped(cli *CLI) {
+	s := b.sess.StateLoaded()
+	if s.DroppedCookies > 0 || s.DroppedOrigins > 0 {
+		fmt.Fprintf(cli.Stderr, "surf: note: %s: %s\n", b.bf.stateFile.Path, describeSummary(s))
+	}
 }
 
 // checkURL judges a URL named on the command line like any other: the

@@ -51,12 +51,13 @@ Flags:
                       shown anyway, on one line that the steps replace
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
+` + stateFlagsHelp + `
 
 Examples:
   OPENAI_API_KEY=... surf run "find the opening hours of the library" --start-url https://example.org/ --allow example.org
   surf run "summarize the front page" --start-url https://news.example/ --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`,
 	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) error {
+	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
 		fs := newFlags(c)
 		startURL := fs.String("start-url", "", "")
 		maxSteps := fs.Int("max-steps", 0, "")
@@ -70,6 +71,7 @@ Examples:
 		progressLines := fs.Bool("progress", false, "")
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
+		bf.state = addStateFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -96,7 +98,7 @@ Examples:
 		if err != nil {
 			return err
 		}
-		defer func() { b.Close() }()
+		defer b.closeInto(&err)
 		if *startURL != "" {
 			// A start URL on an ask host is put to the approver like any
 			// visit, unless it can only say no.

@@ -78,6 +78,13 @@ Flags:
   --max-time D        bound one websurfer run (default 15m)
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
+` + stateFlagsHelp + `
+                      (--state is the identity of each connection's default
+                      session: several clients at once share the file, the
+                      last to close wins)
+  --state-dir DIR     where named sessions opened with a state name keep
+                      it: DIR/NAME.json, with the key flags' key (created
+                      0700 when missing)
 
 Exit codes: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM;
 1 when the browser cannot start; 2 for bad flags or an unsafe bind.
@@ -111,6 +118,8 @@ Examples:
 		maxTime := fs.Duration("max-time", 0, "")
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
+		sf := addStateFlags(fs)
+		stateDir := fs.String("state-dir", "", "")
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -136,6 +145,10 @@ Examples:
 		}
 		if bf.recordHAR != "" {
 			return usagef(c, "--record-har is not supported by serve: its sessions would write one recording each over the same file")
+		}
+		state, err := sf.serveFile(*stateDir, cli.Getenv)
+		if err != nil {
+			return err
 		}
 		httpOpts := mcpserver.HTTPOptions{AllowRemote: *allowRemote, Token: *token, PublicHost: *publicHost}
 		if httpOpts.Token == "" {
@@ -196,6 +209,8 @@ Examples:
 			Relaunch:           func(ctx context.Context) (*sandbox.Sandbox, error) { return sandbox.New(ctx, sbCfg) },
 			Session:            sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads, ReplayHAR: bf.replayHAR},
 			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, ApprovalTTL: *approvalTTL},
+			State:              state,
+			StateDir:           *stateDir,
 			Model:              model,
 			ModelName:          modelName,
 			ModelError:         modelErr,

@@ -55,6 +55,8 @@ Flags:
   --idle DURATION     close the session after this long without a command (default 10m)
   --json              print the outcome and the observation as one JSON object
 ` + browserFlagsHelp + `
+` + stateFlagsHelp + `
+                      (saved when the session closes: surf close, --idle)
 
 ` + sessionHelp + `
 
@@ -71,6 +73,7 @@ Example:
 		idle := fs.Duration("idle", 0, "")
 		asJSON := fs.Bool("json", false, "")
 		bf := addBrowserFlags(fs)
+		bf.state = addStateFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -91,6 +94,9 @@ Example:
 		// under its policy. A running session checks the URL itself.
 		pol, err := bf.pol.policy(cli.Getenv)
 		if err != nil {
+			return err
+		}
+		if _, err := bf.state.file(cli.Getenv); err != nil {
 			return err
 		}
 		if bf.uploads != "" {
@@ -259,6 +265,7 @@ func registerAction(a *sessionAction) {
 		// The open flags are registered only to refuse them clearly.
 		openOnly := openFlagNames()
 		addBrowserFlags(fs)
+		addStateFlags(fs)
 		fs.Duration("idle", 0, "")
 		if err := parseFlags(c, fs, args); err != nil {
 			return err

@@ -44,14 +44,16 @@ DIR (default ./surf-shell).
 Flags:
   --out DIR           where the set-of-mark images go (default surf-shell)
 ` + browserFlagsHelp + `
+` + stateFlagsHelp + `
 
 Example:
   surf shell https://example.com/`,
 	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) error {
+	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
 		fs := newFlags(c)
 		out := fs.String("out", "surf-shell", "")
 		bf := addBrowserFlags(fs)
+		bf.state = addStateFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -62,7 +64,7 @@ Example:
 		if err != nil {
 			return err
 		}
-		defer b.Close()
+		defer b.closeInto(&err)
 		sh := &shell{cli: cli, b: b, reg: b.surf.Tools(), out: *out}
 		if fs.NArg() == 1 {
 			if err := b.checkURL(fs.Arg(0)); err != nil {

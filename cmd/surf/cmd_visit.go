@@ -22,18 +22,21 @@ Flags:
   --som FILE          save the set-of-mark screenshot (PNG if FILE ends in .png, else JPEG)
   --json              print the whole observation as JSON
 ` + browserFlagsHelp + `
+` + stateFlagsHelp + `
 
 The policy applies to URL like any other: a private address needs
 --allow, e.g. surf visit http://127.0.0.1:8080/ --allow 127.0.0.1
 
-Example:
-  surf visit https://example.com/ --som page.png`,
+Examples:
+  surf visit https://example.com/ --som page.png
+  surf visit https://example.com/account --state example.json`,
 	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) error {
+	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
 		fs := newFlags(c)
 		som := fs.String("som", "", "")
 		asJSON := fs.Bool("json", false, "")
 		bf := addBrowserFlags(fs)
+		bf.state = addStateFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -44,7 +47,7 @@ Example:
 		if err != nil {
 			return err
 		}
-		defer b.Close()
+		defer b.closeInto(&err)
 		if err := b.checkURL(fs.Arg(0)); err != nil {
 			return err
 		}

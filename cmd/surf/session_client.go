@@ -294,6 +294,7 @@ func cleanStale(p daemon.Paths, log *slog.Logger) {
 func openFlagNames() map[string]bool {
 	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
 	addBrowserFlags(fs)
+	addStateFlags(fs)
 	names := map[string]bool{"idle": true}
 	fs.VisitAll(func(f *pflag.Flag) { names[f.Name] = true })
 	return names
@@ -301,7 +302,8 @@ func openFlagNames() map[string]bool {
 
 // pathFlags are the open flags whose values are paths: they are made
 // absolute before they reach the daemon.
-var pathFlags = map[string]bool{"policy": true, "uploads": true, "downloads": true}
+var pathFlags = map[string]bool{"policy": true, "uploads": true, "downloads": true,
+	"state": true, "state-passphrase-file": true, "state-identity": true}
 
 // sessionFlagArgs lists the flags set on fs (those in names; nil means
 // all of openFlagNames) as --name=value arguments, in name order, paths

@@ -44,6 +44,7 @@ const (
 	reqTabs       = "tabs"       // the open tabs
 	reqScreenshot = "screenshot" // {"plain": bool}: the set-of-mark image or a plain one
 	reqClose      = "close"      // close the browser and end the daemon
+	reqSaveState  = "save_state" // save the session's state file now
 )
 
 // sessionStatus is the answer to reqStatus.
@@ -70,6 +71,7 @@ It is started by 'surf open'; there is no need to run it by hand.`,
 		idle := fs.Duration("idle", 0, "")
 		readyFD := fs.Int("ready-fd", 0, "")
 		bf := addBrowserFlags(fs)
+		bf.state = addStateFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -176,6 +178,19 @@ func (d *sessionDaemon) run(ctx context.Context, dir, name string, idle time.Dur
 	return err
 }
 
+// saveState writes the session's state file now ("surf state save").
+func (h *sessionHandler) saveState(ctx context.Context) daemon.Response {
+	sf := h.b.bf.stateFile
+	if sf.Path == "" {
+		return daemon.Fail(1, fmt.Errorf("session %q has no state file", h.status.Session), "open it with --state FILE to keep its login")
+	}
+	sum, err := h.b.sess.SaveState(ctx)
+	if err != nil {
+		return errorResponse(stateError(fmt.Errorf("saving the state: %w", err)))
+	}
+	return daemon.Response{OK: true, Text: fmt.Sprintf("saved %s: %s", sf.Path, describeSummary(sum))}
+}
+
 func idleOrDefault(d time.Duration) time.Duration {
 	if d == 0 {
 		return daemon.DefaultIdle
@@ -194,6 +209,7 @@ type sessionHandler struct {
 	stopOnce  sync.Once
 	closeOnce sync.Once
 	closing   atomic.Bool // the daemon is closing the browser itself
+	closeErr  error       // closing's error (a state file not saved), set once
 }
 
 var _ daemon.Handler = (*sessionHandler)(nil)
@@ -205,14 +221,17 @@ func (h *sessionHandler) stopNow() { h.stopOnce.Do(func() { close(h.stop) }) }
 func (h *sessionHandler) closeBrowser() {
 	h.closeOnce.Do(func() {
 		h.closing.Store(true)
-		h.b.Close()
+		h.closeErr = h.b.Close()
+		if h.closeErr != nil {
+			h.log.Warn("closing the session", "err", h.closeErr)
+		}
 	})
 }
 
 func (h *sessionHandler) Handle(ctx context.Context, req daemon.Request) daemon.Response {
 	resp := h.handle(ctx, req)
 	switch req.Tool {
-	case reqStatus, reqClose, reqScreenshot:
+	case reqStatus, reqClose, reqScreenshot, reqSaveState:
 	default:
 		// Actions, open, observe and tabs: the latest observation, for
 		// clients that print JSON.
@@ -255,10 +274,19 @@ func (h *sessionHandler) handle(ctx context.Context, req daemon.Request) daemon.
 			return daemon.Fail(daemon.ExitUsage, err, "")
 		}
 		return h.screenshot(ctx, a.Plain)
+	case reqSaveState:
+		return h.saveState(ctx)
 	case reqClose:
 		h.closeBrowser()
 		h.stopNow()
-		return daemon.Response{OK: true, Text: fmt.Sprintf("session %q closed", h.status.Session)}
+		if h.closeErr != nil {
+			return errorResponse(fmt.Errorf("session %q closed, but: %w", h.status.Session, h.closeErr))
+		}
+		text := fmt.Sprintf("session %q closed", h.status.Session)
+		if sf := h.b.bf.stateFile; sf.Path != "" && !sf.ReadOnly {
+			text += "; its state is saved in " + sf.Path
+		}
+		return daemon.Response{OK: true, Text: text}
 	}
 	name := req.Tool
 	if _, ok := h.reg.Lookup(name); !ok {
