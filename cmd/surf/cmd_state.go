@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -31,9 +29,8 @@ holds: each cookie's domain, path, name, expiry and flags, and each
 origin's local-storage keys. Values are never shown: they are the login.
 
 An encrypted FILE needs its key (--state-passphrase-file,
-$SURF_STATE_PASSPHRASE or --state-identity); it is opened in a headless
-browser session, as --state would open it, under a policy that allows
-every host.
+$SURF_STATE_PASSPHRASE or --state-identity). No browser is started: the
+file is only read.
 
 'surf state save' saves a background session's state file now (the one
 'surf open --state FILE' gave it), without closing it; 'surf close' saves
@@ -46,8 +43,6 @@ Flags:
                       the age passphrase is in this file
   --state-identity FILE
                       the age identity file
-  --no-os-sandbox     (encrypted files) do not run Chromium in bubblewrap
-  --no-chromium-sandbox  (encrypted files) turn Chromium's own sandbox off
 
 Exit codes: 0 shown; 1 the file cannot be read (no key, wrong key, not a
 state file); 2 bad usage.
@@ -61,7 +56,6 @@ Examples:
 		asJSON := fs.Bool("json", false, "")
 		sf := addStateFlags(fs)
 		fs.Lookup("state").Hidden = true
-		bf := addSandboxFlags(fs)
 		session := addSessionFlag(fs, cli)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
@@ -90,7 +84,7 @@ Examples:
 		if err != nil {
 			return err
 		}
-		shown, err := readStateForShow(ctx, cli, bf, file)
+		shown, err := readStateForShow(file)
 		if err != nil {
 			return err
 		}
@@ -120,10 +114,6 @@ type shownState struct {
 	Encrypted bool          `json:"encrypted"`
 	Cookies   []shownCookie `json:"cookies"`
 	Origins   []shownOrigin `json:"origins"`
-	// Dropped counts what a session under an allow-everything policy
-	// still left out (encrypted files only).
-	DroppedCookies int `json:"dropped_cookies,omitempty"`
-	DroppedOrigins int `json:"dropped_origins,omitempty"`
 }
 
 type shownCookie struct {
@@ -141,69 +131,13 @@ type shownOrigin struct {
 	Keys   []string `json:"local_storage_keys"`
 }
 
-// isAgeFile says whether a file's first bytes are age's header, binary or
-// armored.
-func isAgeFile(head []byte) bool {
-	return bytes.HasPrefix(head, []byte("age-encryption.org/v1")) || bytes.HasPrefix(head, []byte("-----BEGIN AGE ENCRYPTED FILE-----"))
-}
-
-// readStateForShow reads a state file: a plain one as it is, an
-// encrypted one through a session that loads it.
-func readStateForShow(ctx context.Context, cli *CLI, bf *browserFlags, sf sandbox.StateFile) (*shownState, error) {
-	raw, err := os.ReadFile(sf.Path)
+// readStateForShow reads a state file, decrypting it with its key.
+func readStateForShow(sf sandbox.StateFile) (*shownState, error) {
+	st, enc, err := sandbox.ReadState(sf)
 	if err != nil {
-		return nil, err
+		return nil, stateError(err)
 	}
-	if !isAgeFile(raw) {
-		var st playwright.StorageState
-		if err := json.Unmarshal(raw, &st); err != nil {
-			// Never the decoder's message: it may quote the file.
-			return nil, fmt.Errorf("%s is not a storage-state file (Playwright's JSON with cookies and origins)", sf.Path)
-		}
-		return showState(sf.Path, false, &st), nil
-	}
-	if sf.Passphrase == "" && sf.IdentityFile == "" {
-		return nil, stateError(fmt.Errorf("%s: %w", sf.Path, sandbox.ErrStateEncrypted))
-	}
-	sf.ReadOnly = true
-	var st *playwright.StorageState
-	var loaded sandbox.StateSummary
-	err = withStateSession(ctx, cli, bf, sf, func(sess *sandbox.Session) error {
-		var err error
-		loaded = sess.StateLoaded()
-		st, err = sess.Context().StorageState()
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	shown := showState(sf.Path, true, st)
-	shown.DroppedCookies, shown.DroppedOrigins = loaded.DroppedCookies, loaded.DroppedOrigins
-	return shown, nil
-}
-
-// withStateSession runs fn on a headless session that loaded sf, under a
-// policy that allows every host, public or private.
-func withStateSession(ctx context.Context, cli *CLI, bf *browserFlags, sf sandbox.StateFile, fn func(*sandbox.Session) error) error {
-	var allow []policy.HostRule
-	for _, s := range []string{"*", "0.0.0.0/0", "::/0"} {
-		r, err := policy.ParseHostRule(s)
-		if err != nil {
-			return err
-		}
-		allow = append(allow, r)
-	}
-	pol, err := policy.New(policy.Config{Allow: allow})
-	if err != nil {
-		return err
-	}
-	sb, sess, err := bf.stateSession(ctx, cli, pol, sf)
-	if err != nil {
-		return err
-	}
-	defer sb.Close()
-	defer sess.Close()
-	return fn(sess)
+	return showState(sf.Path, enc, st), nil
 }
 
 // stateSession starts a sandbox with policy pol and the sandbox flags of
@@ -267,9 +201,6 @@ func (s *shownState) print(w io.Writer) {
 		enc = ", encrypted"
 	}
 	fmt.Fprintf(w, "%s: %s, %s%s\n", s.Path, plural(len(s.Cookies), "cookie"), plural(len(s.Origins), "origin"), enc)
-	if s.DroppedCookies > 0 || s.DroppedOrigins > 0 {
-		fmt.Fprintf(w, "left out on loading: %s, %s\n", plural(s.DroppedCookies, "cookie"), plural(s.DroppedOrigins, "origin"))
-	}
 	if len(s.Cookies) > 0 {
 		fmt.Fprintln(w, "cookies:")
 	}
