@@ -10,7 +10,9 @@
 // enforcement layers: the request gate, a per-session egress proxy and the
 // OS sandbox. Each is on by default and off only through its own Config
 // field; one that cannot be set up stops the session from starting.
-// Sessions can record what they load to a HAR file and replay it offline.
+// Sessions can record what they load to a HAR file and replay it offline,
+// and keep a login between runs in a state file (StateFile: Playwright's
+// storage state, filtered by the policy, optionally age-encrypted).
 //
 // A program that launches a local browser calls RunLauncher first in its
 // main (test binaries in TestMain): surf starts the browser through the
@@ -18,5 +20,5 @@
 //
 // docs/DESIGN.md ("sandbox") describes the launcher, each enforcement
 // layer, what each layer stops (measured by the adversarial tests), the
-// DevTools relay, recordings and the known limits.
+// DevTools relay, recordings, saved identity and the known limits.
 package sandbox

@@ -85,6 +85,9 @@ Flags:
   --state-dir DIR     where named sessions opened with a state name keep
                       it: DIR/NAME.json, with the key flags' key (created
                       0700 when missing)
+  --journal-dir DIR   keep a journal of every websurfer tool run:
+                      DIR/client-ID/SESSION/run-N.jsonl, images beside it
+                      (surf journal show, surf report read them)
 
 Exit codes: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM;
 1 when the browser cannot start; 2 for bad flags or an unsafe bind.
@@ -120,6 +123,7 @@ Examples:
 		bf := addBrowserFlags(fs)
 		sf := addStateFlags(fs)
 		stateDir := fs.String("state-dir", "", "")
+		journalDir := fs.String("journal-dir", "", "")
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -211,6 +215,7 @@ Examples:
 			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, ApprovalTTL: *approvalTTL},
 			State:              state,
 			StateDir:           *stateDir,
+			JournalDir:         *journalDir,
 			Model:              model,
 			ModelName:          modelName,
 			ModelError:         modelErr,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/surfkit/surf/internal/textcut"
@@ -17,7 +19,7 @@ import (
 // run is the websurfer tool: the agent loop on the session's surfer with
 // the server's model. The result is the answer, how the run ended and one
 // line per step; a run that ends without an answer is an error result.
-func (se *session) run(ctx context.Context, surf *websurfer.Surfer, in WebsurferArgs) (*tools.Result, error) {
+func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.Policy, in WebsurferArgs) (*tools.Result, error) {
 	s := se.srv
 	if s.cfg.Model == nil {
 		msg := "the websurfer tool needs a model, and this server has none configured: start surf serve with --model and --base-url (or OPENAI_API_KEY and SURF_MODEL)"
@@ -37,6 +39,18 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, in Websurfer
 		MaxSteps:  steps,
 		MaxTime:   s.cfg.RunTimeout,
 		Logger:    se.log,
+	}
+	j, jpath, err := se.journal(pol)
+	if err != nil {
+		return nil, err
+	}
+	if j != nil {
+		opts.Journal = j
+		defer func() {
+			if err := j.Close(); err != nil {
+				se.log.Warn("closing the run's journal", "file", jpath, "err", err)
+			}
+		}()
 	}
 	var lines []string
 	var last *websurfer.Step
@@ -74,6 +88,9 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, in Websurfer
 	b.WriteString("\n")
 	if o := surf.Last(); o != nil {
 		fmt.Fprintf(&b, "last page: %s %q\n", o.URL, o.Title)
+	}
+	if jpath != "" {
+		fmt.Fprintf(&b, "journal: %s\n", jpath)
 	}
 	b.WriteString("steps:\n")
 	for _, l := range lines {
@@ -145,4 +162,28 @@ func compactArgs(raw json.RawMessage) string {
 	}
 	b, _ := json.Marshal(m)
 	return textcut.Line(string(b), 120)
+}
+
+// journal opens the journal of the session's next websurfer run, when the
+// server keeps them: JournalDir/client-ID/SESSION/run-N.jsonl. Secrets are
+// redacted by the session's policy.
+func (se *session) journal(pol *policy.Policy) (*journal.Writer, string, error) {
+	s := se.srv
+	if s.cfg.JournalDir == "" {
+		return nil, "", nil
+	}
+	s.mu.Lock()
+	se.runs++
+	n := se.runs
+	s.mu.Unlock()
+	dir := filepath.Join(s.cfg.JournalDir, fmt.Sprintf("client-%d", se.cl.id), se.name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("making the run's journal directory: %w", err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", n))
+	j, err := journal.Open(path, pol.Redact)
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the run's journal: %w", err)
+	}
+	return j, path, nil
 }

@@ -17,7 +17,7 @@ import (
 
 // agentServer serves the demo site and a server whose model plays the
 // named script.
-func agentServer(t *testing.T, script string) (*Server, *demosite.Server, *fakeopenai.Server) {
+func agentServer(t *testing.T, script string, opts ...func(*Config)) (*Server, *demosite.Server, *fakeopenai.Server) {
 	t.Helper()
 	site, err := demosite.Start()
 	if err != nil {
@@ -33,12 +33,16 @@ func agentServer(t *testing.T, script string) (*Server, *demosite.Server, *fakeo
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(context.Background(), Config{
+	cfg := Config{
 		Sandbox:   browsertest.Sandbox(t),
 		Policy:    policy.MustNew(policy.Config{Allow: []policy.HostRule{r}}),
 		Model:     model,
 		ModelName: "test-model",
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/journal"
 )
 
 // loginSite is a loopback site with a tiny cookie login: /login shows a
@@ -672,7 +674,8 @@ func TestMaxSessions(t *testing.T) {
 // session it is given, and the tools go on there; the default session is
 // never opened.
 func TestWebsurferToolInNamedSession(t *testing.T) {
-	s, site, fake := agentServer(t, "harbour.yaml")
+	jdir := t.TempDir()
+	s, site, fake := agentServer(t, "harbour.yaml", func(c *Config) { c.JournalDir = jdir })
 	cs := connect(t, serveHTTP(t, s, HTTPOptions{}), nil, nil)
 	mustCall(t, cs, "session_open", map[string]any{"name": "agent"})
 	res := mustCall(t, cs, WebsurferTool, inSession("agent", map[string]any{
@@ -683,6 +686,21 @@ func TestWebsurferToolInNamedSession(t *testing.T) {
 		t.Errorf("the run in the named session:\n%s", got)
 	}
 	fake.Check(t)
+	// The run's journal is the named session's own.
+	runs, _ := filepath.Glob(filepath.Join(jdir, "client-*", "agent", "run-*.jsonl"))
+	if len(runs) != 1 {
+		t.Fatalf("journals of the named session: %v, want one", runs)
+	}
+	if !strings.Contains(text(res), "journal: "+runs[0]) {
+		t.Errorf("the result does not name its journal %s:\n%s", runs[0], text(res))
+	}
+	entries, err := journal.Read(runs[0])
+	if err != nil || len(entries) < 2 || entries[len(entries)-1].EndReason != journal.EndAnswered {
+		t.Errorf("the named session's journal: %d entries, %v", len(entries), err)
+	}
+	if others, _ := filepath.Glob(filepath.Join(jdir, "client-*", "default")); len(others) != 0 {
+		t.Errorf("the default session got a journal it did not run: %v", others)
+	}
 	if got := text(mustCall(t, cs, "read_page", inSession("agent", map[string]any{}))); !strings.Contains(got, "Saturday") {
 		t.Errorf("read_page in the named session after the run:\n%s", got)
 	}

@@ -127,6 +127,11 @@ type Config struct {
 	// closes (and when evicted). Its key (Passphrase, IdentityFile) also
 	// opens the files of StateDir.
 	State sandbox.StateFile
+	// JournalDir, when set, keeps a journal of every websurfer tool run,
+	// one directory per client and session:
+	// JournalDir/client-ID/SESSION/run-N.jsonl (images beside it). Empty
+	// means runs are not journaled.
+	JournalDir string
 	// StateDir, when set, holds the state files of named sessions opened
 	// with a state name: NAME.json, encrypted with State's key when it has
 	// one. Empty means named sessions cannot keep state.

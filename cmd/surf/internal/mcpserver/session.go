@@ -62,6 +62,7 @@ type session struct {
 	used    time.Time     // when the last call started or ended
 	closing chan struct{} // closed once the last browser context is closed (and its state saved)
 	page    pageInfo      // where the last call left it, for session_list
+	runs    int           // websurfer runs started, for their journals' names
 }
 
 // pageInfo is where a session's last call left it.
@@ -392,7 +393,7 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 	}
 	reg := surf.Tools()
 	reg.Add(websurferSpec.Bind(func(ctx context.Context, in WebsurferArgs) (*tools.Result, error) {
-		return se.run(ctx, surf, in)
+		return se.run(ctx, surf, sess.Policy(), in)
 	}))
 	return &browser{sess: sess, surf: surf, reg: reg}, nil
 }
