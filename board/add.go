@@ -1,0 +1,460 @@
+package board
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/surfkit/surf/policy"
+)
+
+// Add puts tasks on the board as one batch and returns their records. A
+// task may depend on tasks of the same batch or on tasks already on the
+// board. The batch is refused as a whole, with nothing added, when a task
+// is malformed, an id is taken, a dependency is unknown, or the
+// dependencies form a cycle (the error names it).
+func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
+	if len(tasks) == 0 {
+		return nil, errors.New("no tasks to add")
+	}
+	tasks = slices.Clone(tasks)
+	inBatch := map[string]int{}
+	for i := range tasks {
+		t := &tasks[i]
+		t.After = slices.Clone(t.After)
+		if t.ID == "" {
+			t.ID = newID()
+		}
+		if err := checkTask(t); err != nil {
+			return nil, fmt.Errorf("task %d (%s): %w", i+1, cut(t.ID, 80), err)
+		}
+		if _, dup := inBatch[t.ID]; dup {
+			return nil, fmt.Errorf("task id %s appears twice in the batch", t.ID)
+		}
+		inBatch[t.ID] = i
+	}
+	// Every dependency is in the batch or on the board; nothing in the
+	// batch is on the board already.
+	known := map[string]bool{}
+	for _, t := range tasks {
+		if _, err := b.Get(ctx, t.ID); err == nil {
+			return nil, fmt.Errorf("task id %s is already on the board", t.ID)
+		} else if !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		for _, d := range t.After {
+			if _, ok := inBatch[d]; ok || known[d] {
+				continue
+			}
+			if _, err := b.Get(ctx, d); errors.Is(err, ErrNotFound) {
+				return nil, fmt.Errorf("task %s: it runs after %s, which is not on the board", t.ID, cut(d, 80))
+			} else if err != nil {
+				return nil, err
+			}
+			known[d] = true
+		}
+	}
+	if cyc := findCycle(tasks, inBatch); cyc != nil {
+		return nil, fmt.Errorf("the dependencies form a cycle: %s", strings.Join(cyc, " -> "))
+	}
+	now := time.Now().UTC()
+	var created []string
+	recs := make([]Record, len(tasks))
+	for i, t := range tasks {
+		rec := Record{Task: t, State: Pending, Created: now.Add(time.Duration(i)), Updated: now}
+		data, err := json.Marshal(rec)
+		if err != nil {
+			return nil, err
+		}
+		err = retry(ctx, func(ctx context.Context) error {
+			rev, err := b.kv.Create(ctx, t.ID, data)
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				// a retried create that did land, or a race with
+				// another Add of the same id
+				if e, gerr := b.kv.Get(ctx, t.ID); gerr == nil && string(e.Value()) == string(data) {
+					rec.Revision = e.Revision()
+					return nil
+				}
+				return permanent(fmt.Errorf("task id %s is already on the board", t.ID))
+			}
+			rec.Revision = rev
+			return err
+		})
+		if err != nil {
+			for _, id := range created {
+				b.kv.Delete(context.WithoutCancel(ctx), id)
+			}
+			return nil, err
+		}
+		created = append(created, t.ID)
+		recs[i] = rec
+	}
+	for i, t := range tasks {
+		if err := b.settle(ctx, t.ID); err != nil {
+			return nil, err
+		}
+		if rec, err := b.Get(ctx, t.ID); err == nil {
+			recs[i] = rec
+		}
+	}
+	return recs, nil
+}
+
+// checkTask refuses a malformed task.
+func checkTask(t *Task) error {
+	if err := checkID(t.ID); err != nil {
+		return err
+	}
+	t.Instruction = strings.TrimSpace(t.Instruction)
+	if t.Instruction == "" {
+		return errors.New("the instruction is empty")
+	}
+	if len(t.Instruction) > maxInstrBytes {
+		return fmt.Errorf("the instruction is %d bytes; at most %d", len(t.Instruction), maxInstrBytes)
+	}
+	if t.StartURL != "" {
+		u, err := url.Parse(t.StartURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("start URL %q is not an http(s) URL", cut(t.StartURL, 120))
+		}
+	}
+	if t.MaxSteps < 0 || t.MaxTime < 0 {
+		return errors.New("limits cannot be negative")
+	}
+	if t.Policy != nil {
+		// compile it to find bad patterns now rather than on a worker
+		base, err := policy.New(policy.Config{})
+		if err == nil {
+			_, err = t.Policy.Apply(base)
+		}
+		if err != nil {
+			return fmt.Errorf("policy: %v", err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range t.After {
+		if d == t.ID {
+			return errors.New("it runs after itself")
+		}
+		if err := checkID(d); err != nil {
+			return fmt.Errorf("after: %v", err)
+		}
+		if seen[d] {
+			return fmt.Errorf("after names %s twice", d)
+		}
+		seen[d] = true
+	}
+	return nil
+}
+
+// findCycle returns a dependency cycle among the batch's tasks (ids in
+// order, the first repeated at the end), or nil. Tasks already on the
+// board cannot be in one: they cannot depend on tasks added after them.
+func findCycle(tasks []Task, index map[string]int) []string {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, len(tasks))
+	var stack []string
+	var visit func(i int) []string
+	visit = func(i int) []string {
+		color[i] = grey
+		stack = append(stack, tasks[i].ID)
+		for _, d := range tasks[i].After {
+			j, ok := index[d]
+			if !ok {
+				continue
+			}
+			switch color[j] {
+			case grey:
+				k := slices.Index(stack, d)
+				return append(slices.Clone(stack[k:]), d)
+			case white:
+				if c := visit(j); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[i] = black
+		return nil
+	}
+	for i := range tasks {
+		if color[i] == white {
+			if c := visit(i); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// settle moves pending task id on when its dependencies allow it: to
+// ready (and onto the queue) when they are all done, to failed when one
+// failed or was cancelled. A task that fails this way settles its own
+// dependents in turn.
+func (b *Board) settle(ctx context.Context, id string) error {
+	queue := []string{id}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		rec, err := b.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if rec.State != Pending {
+			continue
+		}
+		deps := make([]Record, 0, len(rec.Task.After))
+		for _, d := range rec.Task.After {
+			dr, err := b.Get(ctx, d)
+			if errors.Is(err, ErrNotFound) {
+				// a dependency removed from under the board
+				dr = Record{Task: Task{ID: d}, State: Failed, Reason: "it is no longer on the board"}
+			} else if err != nil {
+				return err
+			}
+			deps = append(deps, dr)
+		}
+		next, reason := readiness(rec, deps)
+		switch next {
+		case Ready:
+			// onto the queue first (deduplicated by id), then the record:
+			// a worker that claims it before the record says ready runs
+			// it anyway (see claim)
+			if err := b.publishReady(ctx, id); err != nil {
+				return err
+			}
+			if _, err := b.update(ctx, id, func(r *Record) error {
+				if r.State != Pending {
+					return errStop
+				}
+				r.State = Ready
+				return nil
+			}); err != nil {
+				return err
+			}
+		case Failed:
+			changed := false
+			if _, err := b.update(ctx, id, func(r *Record) error {
+				if r.State != Pending {
+					return errStop
+				}
+				r.State, r.Reason, r.Finished = Failed, reason, time.Now().UTC()
+				changed = true
+				return nil
+			}); err != nil {
+				return err
+			}
+			if changed {
+				deps, err := b.dependents(ctx, id)
+				if err != nil {
+					return err
+				}
+				queue = append(queue, deps...)
+			}
+		}
+	}
+	return nil
+}
+
+// readiness is where a pending task goes given its dependencies' records:
+// Ready, Failed (with the reason) or Pending.
+func readiness(rec Record, deps []Record) (State, string) {
+	allEnded := true
+	for _, d := range deps {
+		switch {
+		case d.State == Done:
+		case d.State.Terminal():
+			if !rec.Task.RunAfterFailure {
+				why := d.Reason
+				if why == "" {
+					why = string(d.State)
+				}
+				verb := "failed"
+				if d.State == Cancelled {
+					verb = "was cancelled"
+				}
+				return Failed, fmt.Sprintf("dependency %s %s: %s", d.Task.ID, verb, why)
+			}
+		default:
+			allEnded = false
+		}
+	}
+	if allEnded {
+		return Ready, ""
+	}
+	return Pending, ""
+}
+
+// dependents lists the pending tasks that run after id.
+func (b *Board) dependents(ctx context.Context, id string) ([]string, error) {
+	all, err := b.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range all {
+		if r.State == Pending && slices.Contains(r.Task.After, id) {
+			out = append(out, r.Task.ID)
+		}
+	}
+	return out, nil
+}
+
+// settleDependents settles the tasks waiting on id, which just ended.
+func (b *Board) settleDependents(ctx context.Context, id string) error {
+	deps, err := b.dependents(ctx, id)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range deps {
+		errs = append(errs, b.settle(ctx, d))
+	}
+	return errors.Join(errs...)
+}
+
+// sweep settles every pending task: it repairs a board whose writer
+// stopped between ending a task and settling its dependents.
+func (b *Board) sweep(ctx context.Context) error {
+	all, err := b.List(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range all {
+		if r.State == Pending {
+			errs = append(errs, b.settle(ctx, r.Task.ID))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Board) publishReady(ctx context.Context, id string) error {
+	return retry(ctx, func(ctx context.Context) error {
+		_, err := b.js.Publish(ctx, readySubject, []byte(id), jetstream.WithMsgID(id+":ready"))
+		return err
+	})
+}
+
+// Cancel cancels a task that has not ended: a pending or ready task never
+// runs, a running one is stopped by its worker. Its dependents fail,
+// unless they run after failures. Cancelling an ended task is an error.
+func (b *Board) Cancel(ctx context.Context, id, reason string) (Record, error) {
+	if reason == "" {
+		reason = "cancelled by a user"
+	}
+	rec, err := b.update(ctx, id, func(r *Record) error {
+		if r.State.Terminal() {
+			return fmt.Errorf("task %s has already ended (%s)", id, r.State)
+		}
+		r.State, r.Reason, r.Finished = Cancelled, reason, time.Now().UTC()
+		return nil
+	})
+	if err != nil {
+		return rec, err
+	}
+	return rec, b.settleDependents(ctx, id)
+}
+
+// Wait waits until every task in ids has ended and returns their records
+// in the order asked. It returns early with ctx's error.
+func (b *Board) Wait(ctx context.Context, ids ...string) ([]Record, error) {
+	if len(ids) == 0 {
+		return nil, errors.New("no task to wait for")
+	}
+	for _, id := range ids {
+		if _, err := b.Get(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	got := map[string]Record{}
+	for ev, err := range b.Watch(ctx, ids...) {
+		if err != nil {
+			return nil, err
+		}
+		got[ev.Record.Task.ID] = ev.Record
+		ended := 0
+		for _, id := range ids {
+			if r, ok := got[id]; ok && r.State.Terminal() {
+				ended++
+			}
+		}
+		if ended == len(ids) {
+			out := make([]Record, len(ids))
+			for i, id := range ids {
+				out[i] = got[id]
+			}
+			return out, nil
+		}
+	}
+	return nil, ctx.Err()
+}
+
+// Event is a record as it changes on the board.
+type Event struct {
+	Record Record
+	// Initial marks the records as they were when the watch started;
+	// later events are changes.
+	Initial bool
+}
+
+// Watch yields every record of the board (or of the ids given), first as
+// they are, then each change as it happens, until ctx ends or the
+// consumer stops. An error ends the sequence.
+func (b *Board) Watch(ctx context.Context, ids ...string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		var w jetstream.KeyWatcher
+		err := retry(ctx, func(cctx context.Context) error {
+			var err error
+			// the watcher lives as long as ctx, not the attempt
+			if len(ids) == 0 {
+				w, err = b.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+			} else {
+				// WatchFiltered rewrites the slice it is given into subjects
+				w, err = b.kv.WatchFiltered(ctx, slices.Clone(ids), jetstream.IgnoreDeletes())
+			}
+			return err
+		})
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		defer w.Stop()
+		initial := true
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					if ctx.Err() == nil {
+						yield(Event{}, errors.New("the board's watcher stopped"))
+					}
+					return
+				}
+				if e == nil {
+					initial = false
+					continue
+				}
+				rec, err := decode(e)
+				if err != nil {
+					continue
+				}
+				if !yield(Event{Record: rec, Initial: initial}, nil) {
+					return
+				}
+			}
+		}
+	}
+}

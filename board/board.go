@@ -1,0 +1,603 @@
+// Package board is surf's task board: many web tasks, run by many
+// surfers, with dependencies between them, kept durably on NATS JetStream.
+//
+// A Board holds task records in a JetStream key-value bucket (updated by
+// compare-and-set on their revision), hands ready tasks to workers through
+// a work-queue stream (claim once, heartbeat while running, redelivered
+// after the lease when a worker dies) and keeps what runs produce
+// (journals, images, reports) in an object store. By default it starts an
+// embedded NATS server over a data directory, shared by every process on
+// the machine that opens the same directory, so one machine needs nothing
+// installed; Config.URL points it at a real NATS cluster instead. Add puts
+// tasks on the board (refusing unknown dependencies and cycles), Work runs
+// them, Wait and Watch follow them.
+package board
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/surfkit/surf/policy"
+)
+
+// Names of what the board keeps in JetStream.
+const (
+	TasksBucket   = "surf_tasks"
+	FilesBucket   = "surf_files"
+	ReadyStream   = "SURF_READY"
+	readySubject  = "surf.ready"
+	WorkersGroup  = "surf_workers"
+	defaultLease  = time.Minute
+	defaultTries  = 3
+	maxTaskIDLen  = 64
+	maxInstrBytes = 16 << 10
+)
+
+// State is where a task is in its life.
+type State string
+
+// The states of a task: pending (waiting for its dependencies), ready (on
+// the queue), running (claimed by a worker), and the terminal done, failed
+// and cancelled.
+const (
+	Pending   State = "pending"
+	Ready     State = "ready"
+	Running   State = "running"
+	Done      State = "done"
+	Failed    State = "failed"
+	Cancelled State = "cancelled"
+)
+
+// Terminal reports whether a task in state s will not change again.
+func (s State) Terminal() bool { return s == Done || s == Failed || s == Cancelled }
+
+// Task is a web task for a surfer.
+type Task struct {
+	// ID names the task; Add makes one when it is empty. Letters, digits,
+	// '-' and '_', at most 64.
+	ID string `json:"id,omitempty"`
+	// Instruction is what the surfer is asked to do.
+	Instruction string `json:"instruction"`
+	// StartURL is opened before the first step, when set.
+	StartURL string `json:"start_url,omitempty"`
+	// Policy narrows the worker's policy for this task; it never widens
+	// it.
+	Policy *Policy `json:"policy,omitempty"`
+	// After lists the tasks that must be done before this one starts.
+	After []string `json:"after,omitempty"`
+	// RunAfterFailure lets the task run once its dependencies have ended,
+	// even when one of them failed or was cancelled. By default a failed
+	// dependency fails the task with its reason.
+	RunAfterFailure bool `json:"run_after_failure,omitempty"`
+	// MaxSteps and MaxTime bound the run; zero means the worker's
+	// defaults.
+	MaxSteps int      `json:"max_steps,omitempty"`
+	MaxTime  Duration `json:"max_time,omitempty"`
+	// Labels are free-form, for the people and programs that read the
+	// board.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Policy is a task's narrowing of the worker's policy: hosts it may reach
+// (when not empty, only those), hosts that need approval, hosts it may not
+// reach, and action rules.
+type Policy struct {
+	Allow   []policy.HostRule   `json:"allow,omitempty"`
+	Ask     []policy.HostRule   `json:"ask,omitempty"`
+	Deny    []policy.HostRule   `json:"deny,omitempty"`
+	Actions []policy.ActionRule `json:"actions,omitempty"`
+}
+
+// Restriction is p as a policy restriction, for policy.Policy.Restrict.
+func (p *Policy) Restriction() policy.Restriction {
+	if p == nil {
+		return policy.Restriction{}
+	}
+	return policy.Restriction{Allow: p.Allow, Ask: p.Ask, Deny: p.Deny, Actions: p.Actions}
+}
+
+// Apply returns base narrowed by p (base itself when p is nil).
+func (p *Policy) Apply(base *policy.Policy) (*policy.Policy, error) {
+	if p == nil {
+		return base, nil
+	}
+	return base.Restrict(p.Restriction())
+}
+
+// Duration is a time.Duration written in JSON as a string ("5m"); a
+// number is read as seconds.
+type Duration time.Duration
+
+// MarshalJSON writes d as "1m30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "1m30s" or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %v", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("a duration is a string like \"5m\" or a number of seconds, not %s", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// Result is what a run of a task produced.
+type Result struct {
+	Answer string `json:"answer,omitempty"`
+	// EndReason is how the run ended (answered, max_steps, error, ...).
+	EndReason string   `json:"end_reason,omitempty"`
+	Steps     int      `json:"steps,omitempty"`
+	Tokens    int      `json:"tokens,omitempty"`
+	Duration  Duration `json:"duration,omitempty"`
+	// Journal, Images and Report name files in the board's file store
+	// (see Board.File).
+	Journal string   `json:"journal,omitempty"`
+	Images  []string `json:"images,omitempty"`
+	Report  string   `json:"report,omitempty"`
+}
+
+// Record is a task on the board: the task, its state and, when it ended,
+// its result.
+type Record struct {
+	Task  Task  `json:"task"`
+	State State `json:"state"`
+	// Reason says why a task failed or was cancelled.
+	Reason string `json:"reason,omitempty"`
+	// Worker names the worker that runs (or last ran) the task.
+	Worker string `json:"worker,omitempty"`
+	// Attempts counts the runs started, including one in progress.
+	Attempts int `json:"attempts"`
+	// Progress is the running worker's last word on what it is doing.
+	Progress string `json:"progress,omitempty"`
+	// Notes tell what happened to earlier attempts (a worker lost, a
+	// task handed back).
+	Notes    []string  `json:"notes,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	Result   *Result   `json:"result,omitempty"`
+	// Revision is the record's revision in the bucket.
+	Revision uint64 `json:"-"`
+}
+
+// Config says where the board lives. The zero Config opens the board of
+// the user's data directory with an embedded NATS server.
+type Config struct {
+	// Dir holds the embedded server's data (default DefaultDir()). Every
+	// process that opens the same Dir shares one server: the first starts
+	// it, the others connect to it, and when its process ends another
+	// takes it over on the same address.
+	Dir string
+	// URL, when set, is a NATS server or cluster (comma-separated URLs) to
+	// use instead of an embedded server.
+	URL string
+	// Creds is a NATS credentials file for URL.
+	Creds string
+	// Replicas is how many copies JetStream keeps of the board (1 for an
+	// embedded server; 3 on a cluster of three). Zero means 1.
+	Replicas int
+	// Lease is how long a claimed task stays with a worker that stops
+	// heartbeating before it goes back to the board (default 1m). Workers
+	// set it; the last set wins.
+	Lease time.Duration
+	// Logger receives the board's diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultDir is the board's data directory: $XDG_DATA_HOME/surf/board,
+// else ~/.local/share/surf/board.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "surf", "board"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no data directory for the board: %v (set --data or $XDG_DATA_HOME)", err)
+	}
+	return filepath.Join(home, ".local", "share", "surf", "board"), nil
+}
+
+// Board is an open task board. It is safe for concurrent use.
+type Board struct {
+	cfg   Config
+	log   *slog.Logger
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	kv    jetstream.KeyValue
+	files jetstream.ObjectStore
+	ready jetstream.Stream
+	emb   *embedded // nil with Config.URL
+
+	closeOnce sync.Once
+}
+
+// Open connects to the board, creating its bucket, stream and object
+// store when they do not exist yet.
+func Open(ctx context.Context, cfg Config) (*Board, error) {
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = defaultLease
+	}
+	b := &Board{cfg: cfg, log: cfg.Logger}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	opts := []nats.Option{nats.Name("surf board"), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+	url := cfg.URL
+	if url == "" {
+		if cfg.Dir == "" {
+			d, err := DefaultDir()
+			if err != nil {
+				return nil, err
+			}
+			cfg.Dir = d
+			b.cfg.Dir = d
+		}
+		emb, err := openEmbedded(ctx, cfg.Dir, b.log)
+		if err != nil {
+			return nil, err
+		}
+		b.emb = emb
+		url = emb.url
+		opts = append(opts, nats.Token(emb.token), nats.DisconnectErrHandler(func(*nats.Conn, error) { emb.takeOver() }))
+	} else if cfg.Creds != "" {
+		if _, err := os.Stat(cfg.Creds); err != nil {
+			return nil, fmt.Errorf("NATS credentials: %v", err)
+		}
+		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		b.emb.close()
+		return nil, fmt.Errorf("connecting to NATS at %s: %w", redactURL(url), err)
+	}
+	b.nc = nc
+	if err := b.setup(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// setup creates (or finds) the bucket, stream, consumer and object store.
+// A cluster that is still electing its leaders answers with errors for a
+// while, so setup tries again until ctx ends or 30 s pass.
+func (b *Board) setup(ctx context.Context) error {
+	js, err := jetstream.New(b.nc)
+	if err != nil {
+		return err
+	}
+	b.js = js
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r := b.cfg.Replicas
+	return retry(ctx, func(ctx context.Context) error {
+		var err error
+		if b.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: TasksBucket, Description: "surf task records", History: 1,
+			Storage: jetstream.FileStorage, Replicas: r,
+		}); err != nil {
+			return fmt.Errorf("the task bucket: %w", err)
+		}
+		if b.ready, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: ReadyStream, Description: "surf tasks ready to run", Subjects: []string{readySubject},
+			Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: r,
+			Duplicates: 10 * time.Minute,
+		}); err != nil {
+			return fmt.Errorf("the ready stream: %w", err)
+		}
+		// the consumer's lease is the workers' to set (Work); opening the
+		// board to add or list tasks leaves it alone
+		if _, err := js.Consumer(ctx, ReadyStream, WorkersGroup); errors.Is(err, jetstream.ErrConsumerNotFound) {
+			if err := b.ensureConsumer(ctx, b.cfg.Lease); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		if b.files, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: FilesBucket, Description: "surf journals, images and reports",
+			Storage: jetstream.FileStorage, Replicas: r,
+		}); err != nil {
+			return fmt.Errorf("the file store: %w", err)
+		}
+		return nil
+	})
+}
+
+func (b *Board) ensureConsumer(ctx context.Context, lease time.Duration) error {
+	_, err := b.js.CreateOrUpdateConsumer(ctx, ReadyStream, jetstream.ConsumerConfig{
+		Durable: WorkersGroup, Description: "surf workers", AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: lease, MaxDeliver: -1, MaxAckPending: -1,
+	})
+	if err != nil {
+		return fmt.Errorf("the workers' consumer: %w", err)
+	}
+	return nil
+}
+
+// Close disconnects; with an embedded server it stops the server when
+// this process runs it.
+func (b *Board) Close() error {
+	b.closeOnce.Do(func() {
+		if b.nc != nil {
+			b.nc.Drain()
+			for i := 0; i < 100 && !b.nc.IsClosed(); i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+			b.nc.Close()
+		}
+		b.emb.close()
+	})
+	return nil
+}
+
+// Dir is the data directory of the embedded server ("" with Config.URL).
+func (b *Board) Dir() string {
+	if b.emb == nil {
+		return ""
+	}
+	return b.cfg.Dir
+}
+
+// Lease is the configured lease.
+func (b *Board) Lease() time.Duration { return b.cfg.Lease }
+
+// ErrNotFound is returned for a task id the board does not hold.
+var ErrNotFound = errors.New("no such task")
+
+// Get returns the record of task id.
+func (b *Board) Get(ctx context.Context, id string) (Record, error) {
+	var rec Record
+	err := retry(ctx, func(ctx context.Context) error {
+		e, err := b.kv.Get(ctx, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return permanent(fmt.Errorf("%w: %s", ErrNotFound, id))
+		}
+		if errors.Is(err, jetstream.ErrInvalidKey) {
+			return permanent(fmt.Errorf("%w: %q is not a task id", ErrNotFound, id))
+		}
+		if err != nil {
+			return err
+		}
+		rec, err = decode(e)
+		return err
+	})
+	return rec, err
+}
+
+// List returns every record, oldest first.
+func (b *Board) List(ctx context.Context) ([]Record, error) {
+	var out []Record
+	err := retry(ctx, func(ctx context.Context) error {
+		out = out[:0]
+		w, err := b.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+		if err != nil {
+			return err
+		}
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case e, ok := <-w.Updates():
+				if !ok {
+					return errors.New("the board's watcher stopped")
+				}
+				if e == nil {
+					return nil
+				}
+				rec, err := decode(e)
+				if err != nil {
+					b.log.Warn("board: unreadable record", "key", e.Key(), "err", err)
+					continue
+				}
+				out = append(out, rec)
+			}
+		}
+	})
+	sortRecords(out)
+	return out, err
+}
+
+func sortRecords(rs []Record) {
+	// insertion order by creation, then id: lists are short enough
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && less(rs[j], rs[j-1]); j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}
+
+func less(a, b Record) bool {
+	if !a.Created.Equal(b.Created) {
+		return a.Created.Before(b.Created)
+	}
+	return a.Task.ID < b.Task.ID
+}
+
+func decode(e jetstream.KeyValueEntry) (Record, error) {
+	var rec Record
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return rec, fmt.Errorf("task %s: unreadable record: %v", e.Key(), err)
+	}
+	rec.Revision = e.Revision()
+	return rec, nil
+}
+
+// errStop ends an update without writing.
+var errStop = errors.New("no change")
+
+// update changes task id's record by compare-and-set: fn edits a fresh
+// copy, and is called again when another writer got there first. fn
+// returning errStop leaves the record as it is.
+func (b *Board) update(ctx context.Context, id string, fn func(*Record) error) (Record, error) {
+	var rec Record
+	err := retry(ctx, func(ctx context.Context) error {
+		e, err := b.kv.Get(ctx, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return permanent(fmt.Errorf("%w: %s", ErrNotFound, id))
+		}
+		if err != nil {
+			return err
+		}
+		if rec, err = decode(e); err != nil {
+			return permanent(err)
+		}
+		if err := fn(&rec); err != nil {
+			return permanent(err)
+		}
+		rec.Updated = time.Now().UTC()
+		data, err := json.Marshal(rec)
+		if err != nil {
+			return permanent(err)
+		}
+		rev, err := b.kv.Update(ctx, id, data, rec.Revision)
+		if err != nil {
+			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+				return errConflict
+			}
+			return err
+		}
+		rec.Revision = rev
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return rec, nil
+	}
+	return rec, err
+}
+
+var errConflict = errors.New("revision conflict")
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+func permanent(err error) error { return permanentError{err} }
+
+// retry calls f until it succeeds, returns a permanent error, or ctx ends
+// (at most 20 s on errors that may pass: a NATS node restarting, a
+// leader being elected, a compare-and-set conflict).
+func retry(ctx context.Context, f func(context.Context) error) error {
+	deadline := time.Now().Add(20 * time.Second)
+	wait := 20 * time.Millisecond
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := f(cctx)
+		cancel()
+		var p permanentError
+		if err == nil {
+			return nil
+		}
+		if errors.As(err, &p) {
+			return p.err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, time.Second)
+	}
+}
+
+// File opens a file of the board's store (a journal, an image, a
+// report).
+func (b *Board) File(ctx context.Context, name string) (io.ReadCloser, error) {
+	r, err := b.files.Get(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("the board holds no file %q", name)
+	}
+	return r, err
+}
+
+// PutFile stores r as name in the board's file store.
+func (b *Board) PutFile(ctx context.Context, name string, r io.Reader) error {
+	if name == "" || strings.Contains(name, "..") {
+		return fmt.Errorf("bad file name %q", name)
+	}
+	_, err := b.files.Put(ctx, jetstream.ObjectMeta{Name: name}, r)
+	return err
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// checkID refuses ids that are not usable as keys or on a command line.
+func checkID(id string) error {
+	if len(id) > maxTaskIDLen || !idPattern.MatchString(id) {
+		return fmt.Errorf("task id %q: use letters, digits, '-' and '_' (at most %d, starting with a letter or digit)", cut(id, 80), maxTaskIDLen)
+	}
+	return nil
+}
+
+func newID() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	var buf [8]byte
+	rand.Read(buf[:])
+	out := make([]byte, 0, 10)
+	out = append(out, 't', '-')
+	for _, c := range buf {
+		out = append(out, alphabet[int(c)%len(alphabet)])
+	}
+	return string(out)
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "..."
+}
+
+func redactURL(u string) string {
+	// user:password@ in a NATS URL
+	parts := strings.Split(u, ",")
+	for i, p := range parts {
+		if at := strings.LastIndex(p, "@"); at >= 0 {
+			if s := strings.Index(p, "://"); s >= 0 && s < at {
+				parts[i] = p[:s+3] + "***" + p[at:]
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	"github.com/surfkit/surf/board"
+)
+
+// boardFlags are how commands (board, work, serve --board, bench board)
+// find the task board: the embedded server over a data directory by
+// default, or a NATS server or cluster.
+type boardFlags struct {
+	data  string
+	nats  string
+	creds string
+}
+
+func addBoardFlags(fs *pflag.FlagSet) *boardFlags {
+	f := &boardFlags{}
+	fs.StringVar(&f.data, "data", "", "")
+	fs.StringVar(&f.nats, "nats", "", "")
+	fs.StringVar(&f.creds, "creds", "", "")
+	return f
+}
+
+// boardFlagsHelp is the usage text of the board flags.
+const boardFlagsHelp = `  --data DIR          the board's data directory, for the embedded NATS server
+                      (default $SURF_BOARD_DIR, else ~/.local/share/surf/board);
+                      every surf process on the machine that names the same
+                      directory shares one board
+  --nats URL          use this NATS server or cluster (comma-separated URLs,
+                      default $SURF_NATS_URL) instead of the embedded server
+  --creds FILE        NATS credentials file for --nats (default $SURF_NATS_CREDS)`
+
+// config is the board.Config the flags (and the environment) describe.
+func (f *boardFlags) config(cli *CLI) (board.Config, error) {
+	cfg := board.Config{Dir: f.data, URL: f.nats, Creds: f.creds, Logger: cli.Logger}
+	if cfg.Dir == "" {
+		cfg.Dir = cli.Getenv("SURF_BOARD_DIR")
+	}
+	if cfg.URL == "" {
+		cfg.URL = cli.Getenv("SURF_NATS_URL")
+	}
+	if cfg.Creds == "" {
+		cfg.Creds = cli.Getenv("SURF_NATS_CREDS")
+	}
+	if cfg.Creds != "" && cfg.URL == "" {
+		return cfg, fmt.Errorf("--creds is for a NATS server named with --nats")
+	}
+	if cfg.URL != "" && f.data != "" {
+		return cfg, fmt.Errorf("--data is for the embedded server; with --nats the board lives on that server")
+	}
+	if cfg.Dir == "" && cfg.URL == "" {
+		d, err := board.DefaultDir()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Dir = d
+	}
+	if cfg.Creds != "" {
+		if _, err := os.Stat(cfg.Creds); err != nil {
+			return cfg, fmt.Errorf("--creds: %v", err)
+		}
+	}
+	return cfg, nil
+}
+
+// open opens the board the flags describe.
+func (f *boardFlags) open(ctx context.Context, cli *CLI, mutate func(*board.Config)) (*board.Board, error) {
+	cfg, err := f.config(cli)
+	if err != nil {
+		return nil, err
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	b, err := board.Open(ctx, cfg)
+	if err != nil {
+		where := cfg.Dir
+		if cfg.URL != "" {
+			where = cfg.URL
+		}
+		return nil, withHint(fmt.Errorf("opening the board: %w", err), "the board lives at "+where+"; check --data or --nats")
+	}
+	return b, nil
+}
