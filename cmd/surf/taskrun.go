@@ -321,8 +321,8 @@ func (tr *taskRun) relaunch(ctx context.Context) (*sandbox.Session, error) {
 }
 
 // store puts the journal, its images and a report of the run in the
-// board's file store, as TASK/attempt-N/journal.jsonl, .../IMAGE and
-// .../report.html.
+// board's file store, as TASK/attempt-N/journal.jsonl,
+// .../journal-images/IMAGE and .../report.html.
 func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
@@ -349,7 +349,9 @@ func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 		if e.IsDir() {
 			continue
 		}
-		stored, err := put(e.Name(), filepath.Join(imgDir, e.Name()))
+		// under the directory the journal names them by, so that the
+		// stored journal's image paths resolve beside it
+		stored, err := put("journal-images/"+e.Name(), filepath.Join(imgDir, e.Name()))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("image %s: %w", e.Name(), err))
 			continue
