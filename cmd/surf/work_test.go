@@ -248,19 +248,20 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		pid    int
 		out    *lockedBuffer
 		errb   *lockedBuffer
-		exited chan error
+		exited chan struct{} // closed when the process has exited
+		err    error          // its exit, once exited is closed
 	}
 	start := func(name string) *worker {
 		cmd := surfCmd("work", "--workers", "1", "--lease", "2s", "--idle", "3s", "--name", name,
 			"--data", dir, "--allow", site.Host, "--model", "test-model", "--max-steps", "10")
 		cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key")
-		w := &worker{name: name, out: &lockedBuffer{}, errb: &lockedBuffer{}, exited: make(chan error, 1)}
+		w := &worker{name: name, out: &lockedBuffer{}, errb: &lockedBuffer{}, exited: make(chan struct{})}
 		cmd.Stdout, cmd.Stderr = w.out, w.errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		w.pid = cmd.Process.Pid
-		go func() { w.exited <- cmd.Wait() }()
+		go func() { w.err = cmd.Wait(); close(w.exited) }()
 		t.Cleanup(func() {
 			cmd.Process.Kill()
 			<-w.exited
@@ -312,6 +313,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-victim.exited
+	t.Logf("killed %s (pid %d) during %q; %d of its browser processes were left at once", victim.name, victim.pid, "step 2", len(ownedBy(victim.pid)))
 
 	if _, err := b.Wait(ctx, id); err != nil {
 		t.Fatalf("waiting for the task: %v", err)
@@ -376,9 +378,9 @@ func TestWorkerKilledMidTask(t *testing.T) {
 
 	// The survivor goes idle and exits 0, with its browser closed.
 	select {
-	case err := <-survivor.exited:
-		if err != nil {
-			t.Errorf("the surviving worker exited with %v", err)
+	case <-survivor.exited:
+		if survivor.err != nil {
+			t.Errorf("the surviving worker exited with %v", survivor.err)
 		}
 	case <-ctx.Done():
 		t.Fatal("the surviving worker did not exit when idle")
