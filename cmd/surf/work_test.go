@@ -409,3 +409,96 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		t.Logf("removing the killed worker's leftovers: %v", err)
 	}
 }
+
+// TestWorkInterruptHandsBack: SIGINT stops 'surf work' in the middle of a
+// task: the task goes back to the board (ready, the attempt not counted),
+// the browser is closed and surf work exits 0.
+func TestWorkInterruptHandsBack(t *testing.T) {
+	site, err := demosite.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	modelURL, stopModel, err := startWorkModel(&workModel{steps: 20, delay: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopModel()
+	dir := filepath.Join(t.TempDir(), "board")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b, err := openTestBoard(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Add(ctx, board.Task{ID: "long", Instruction: "Read the page many times.", StartURL: site.URL + "/branch/hill"}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := surfCmd("work", "--name", "wi", "--data", dir, "--allow", site.Host, "--model", "test-model", "--json")
+	cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key")
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+	})
+
+	for ev, err := range b.Watch(ctx, "long") {
+		if err != nil {
+			t.Fatalf("watching the task: %v", err)
+		}
+		if ev.Record.State == board.Running && strings.HasPrefix(ev.Record.Progress, "step 2:") {
+			break
+		}
+		if ev.Record.State.Terminal() {
+			t.Fatalf("the task ended: %+v", ev.Record)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		t.Fatal("surf work did not exit on SIGINT")
+	}
+	if waitErr != nil {
+		t.Errorf("surf work exited with %v, want 0", waitErr)
+	}
+	if left := ownedBy(cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("browser processes outlived surf work: %v", left)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("surf-%d-*", cmd.Process.Pid)))
+	if len(dirs) > 0 {
+		t.Errorf("surf work left temp directories behind: %v", dirs)
+	}
+	r, err := b.Get(ctx, "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != board.Ready || r.Attempts != 0 || r.Worker != "" {
+		t.Errorf("after SIGINT the task is %s, attempts %d, worker %q; want ready, 0 attempts, no worker", r.State, r.Attempts, r.Worker)
+	}
+	var events []workEvent
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var e workEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("--json printed a line that is not JSON: %q", line)
+		}
+		events = append(events, e)
+	}
+	if len(events) != 2 || events[0].Event != "start" || events[1].Outcome != "handed_back" || events[1].Task != "long" || events[1].Worker != "wi/1" {
+		t.Errorf("--json printed %+v, want the task's start and its hand back", events)
+	}
+}
