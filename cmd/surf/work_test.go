@@ -249,7 +249,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		out    *lockedBuffer
 		errb   *lockedBuffer
 		exited chan struct{} // closed when the process has exited
-		err    error          // its exit, once exited is closed
+		err    error         // its exit, once exited is closed
 	}
 	start := func(name string) *worker {
 		cmd := surfCmd("work", "--workers", "1", "--lease", "2s", "--idle", "3s", "--name", name,
