@@ -88,6 +88,12 @@ func TestClusterNodeLossLosesNothing(t *testing.T) {
 		return b
 	}
 	boards := []*Board{open(srvs[0]), open(srvs[1]), open(srvs[2])}
+	// a later client that does not name a replication keeps the board's
+	lister, err := Open(ctx, Config{URL: srvs[0].ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lister.Close()
 	si, err := boards[0].js.Stream(ctx, "KV_"+TasksBucket)
 	if err != nil {
 		t.Fatal(err)
