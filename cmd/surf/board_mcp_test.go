@@ -224,3 +224,35 @@ func TestBoardTypeScriptClient(t *testing.T) {
 		t.Errorf("D started before B and C ended: %+v", r)
 	}
 }
+
+// TestServeBoardFlags: the board flags without --board, and a board that
+// cannot be opened, are refused with a clear error before any browser
+// starts.
+func TestServeBoardFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--data", t.TempDir()}, 2, "--data, --nats and --creds name the task board of --board"},
+		{[]string{"serve", "--nats", "nats://127.0.0.1:1"}, 2, "task board of --board"},
+		{[]string{"serve", "--board", "--nats", "nats://127.0.0.1:1"}, 1, "opening the board"},
+		{[]string{"serve", "--board", "--creds", filepath.Join(t.TempDir(), "none.creds")}, 1, "--creds is for a NATS server named with --nats"},
+	} {
+		cmd := surfCmd(c.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+			t.Errorf("surf %v: %v, want exit code %d\n%s", c.args, err, c.code, stderr.String())
+			continue
+		}
+		if !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("surf %v: stderr lacks %q:\n%s", c.args, c.want, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "serving MCP") {
+			t.Errorf("surf %v started serving", c.args)
+		}
+	}
+}

@@ -97,7 +97,8 @@ Flags:
 ` + boardFlagsHelp + `
 
 Exit codes: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM;
-1 when the browser cannot start; 2 for bad flags or an unsafe bind.
+1 when the browser cannot start (or, with --board, the board cannot be
+opened); 2 for bad flags or an unsafe bind.
 
 Examples:
   surf serve --allow example.org

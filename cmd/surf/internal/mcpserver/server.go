@@ -14,8 +14,11 @@
 // busy; the caller's result says what was closed (release.go). Calls go through the same registry (validation,
 // offered set, panic recovery) and policy gate as the agent loop; actions
 // the policy marks Ask are put to the client's user through MCP elicitation
-// when the client supports it. The HTTP transport binds to loopback unless
-// told otherwise, and checks Host, Origin and a bearer token.
+// when the client supports it. With a task board (Config.Board), it also
+// offers board tools that put batches of web tasks with dependencies on
+// the board, wait for them with progress notifications and read their
+// results (board.go). The HTTP transport binds to loopback unless told
+// otherwise, and checks Host, Origin and a bearer token.
 package mcpserver
 
 import (
