@@ -6,9 +6,10 @@
 // (cmd/surf/board_mcp_test.go).
 //
 // Usage: node board.mjs --url http://127.0.0.1:PORT/mcp [--token T]
-//        [--prefix P] [--timeout 5m]
+//        [--prefix P] [--timeout 5m] [--start-url URL]
 // The token defaults to $SURF_MCP_TOKEN. --prefix is put before the task
-// ids, so several runs can share a board.
+// ids, so several runs can share a board. --start-url, when given, is
+// every task's start URL (for workers that browse a fixture site).
 //
 // Install the SDK first: npm ci --prefix testdata/mcpclient (make setup).
 
@@ -16,11 +17,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 function parseArgs(argv) {
-  const out = { token: process.env.SURF_MCP_TOKEN ?? "", prefix: "", timeout: "5m" };
+  const out = { token: process.env.SURF_MCP_TOKEN ?? "", prefix: "", timeout: "5m", "start-url": "" };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = argv[i + 1];
-    if (!["--url", "--token", "--prefix", "--timeout"].includes(k) || v === undefined) {
+    if (!["--url", "--token", "--prefix", "--timeout", "--start-url"].includes(k) || v === undefined) {
       throw new Error(`unknown or incomplete argument ${k}`);
     }
     out[k.slice(2)] = v;
@@ -71,14 +72,15 @@ async function main() {
     summary.cycle = { isError: cyc.isError === true, text: text(cyc) };
 
     // The diamond: A -> B, A -> C, B + C -> D.
+    const start = args["start-url"] ? { start_url: args["start-url"] } : {};
     const add = await client.callTool({
       name: "board_add",
       arguments: {
         tasks: [
-          { id: id("A"), instruction: "Open the start page and answer its title", labels: { diamond: "top" } },
-          { id: id("B"), instruction: "Answer the title of the left page", after: [id("A")] },
-          { id: id("C"), instruction: "Answer the title of the right page", after: [id("A")] },
-          { id: id("D"), instruction: "Answer the title of the last page", after: [id("B"), id("C")] },
+          { id: id("A"), instruction: "Open the start page and answer its title", labels: { diamond: "top" }, ...start },
+          { id: id("B"), instruction: "Answer the title of the left page", after: [id("A")], ...start },
+          { id: id("C"), instruction: "Answer the title of the right page", after: [id("A")], ...start },
+          { id: id("D"), instruction: "Answer the title of the last page", after: [id("B"), id("C")], ...start },
         ],
       },
     });
