@@ -45,7 +45,7 @@ const boardFlagsHelp = `  --data DIR          the board's data directory, for th
 func (f *boardFlags) config(cli *CLI) (board.Config, error) {
 	cfg := board.Config{Dir: f.data, URL: f.nats, Creds: f.creds, Replicas: f.replicas, Logger: cli.Logger}
 	if f.replicas < 0 || f.replicas > 5 {
-		return cfg, fmt.Errorf("--replicas must be 1 to 5")
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--replicas must be 1 to 5")}
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = cli.Getenv("SURF_BOARD_DIR")
@@ -57,10 +57,10 @@ func (f *boardFlags) config(cli *CLI) (board.Config, error) {
 		cfg.Creds = cli.Getenv("SURF_NATS_CREDS")
 	}
 	if cfg.Creds != "" && cfg.URL == "" {
-		return cfg, fmt.Errorf("--creds is for a NATS server named with --nats")
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--creds is for a NATS server named with --nats")}
 	}
 	if cfg.URL != "" && f.data != "" {
-		return cfg, fmt.Errorf("--data is for the embedded server; with --nats the board lives on that server")
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--data is for the embedded server; with --nats the board lives on that server")}
 	}
 	if cfg.Dir == "" && cfg.URL == "" {
 		d, err := board.DefaultDir()
