@@ -328,15 +328,22 @@ func refuseSecrets(file string) error {
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("reading policy: %w", err)}
 	}
-	var doc struct {
-		Secrets yaml.Node `yaml:"secrets"`
-	}
 	// a file that does not parse is left to policy.Load, which names the
 	// line
-	if yaml.Unmarshal(data, &doc) == nil && doc.Secrets.Kind != 0 {
-		return &exitError{code: 2, err: withHint(
-			fmt.Errorf("%s:%d: a task's policy cannot hold secrets: tasks are stored on the board, readable by everyone who uses it", file, doc.Secrets.Line),
-			taskSecretsHint)}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Value == "secrets" {
+			return &exitError{code: 2, err: withHint(
+				fmt.Errorf("%s:%d: a task's policy cannot hold secrets: tasks are stored on the board, readable by everyone who uses it", file, k.Line),
+				taskSecretsHint)}
+		}
 	}
 	return nil
 }
