@@ -980,8 +980,14 @@ func boardWatch(ctx context.Context, cli *CLI, c *command, args []string) error 
 	events := make(chan board.Event)
 	errc := make(chan error, 1)
 	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	stopped := make(chan struct{})
+	defer func() {
+		// the watcher is done with the board before it closes
+		cancel()
+		<-stopped
+	}()
 	go func() {
+		defer close(stopped)
 		defer close(events)
 		for ev, err := range b.Watch(wctx) {
 			if err != nil {
