@@ -1007,7 +1007,12 @@ func boardWatch(ctx context.Context, cli *CLI, c *command, args []string) error 
 		case <-ctx.Done():
 			return nil
 		case <-tick:
-			draw()
+			for _, r := range recs {
+				if r.State == board.Running {
+					draw()
+					break
+				}
+			}
 		case ev, ok := <-events:
 			if !ok {
 				select {
