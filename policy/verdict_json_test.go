@@ -30,3 +30,20 @@ func TestActionRuleJSONRoundTrip(t *testing.T) {
 		t.Errorf("verdict \"maybe\" read as %s, want an error", v)
 	}
 }
+
+func TestHostRuleJSONForms(t *testing.T) {
+	var got struct{ Allow []HostRule }
+	if err := json.Unmarshal([]byte(`{"Allow": ["https://*.example.com:8443/docs/*", {"host": "a.example", "ports": [80, 8080]}]}`), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []HostRule{{Host: "*.example.com", Ports: []int{8443}, Paths: []string{"/docs/*"}, Schemes: []string{"https"}}, {Host: "a.example", Ports: []int{80, 8080}}}
+	if !reflect.DeepEqual(got.Allow, want) {
+		t.Errorf("got %+v, want %+v", got.Allow, want)
+	}
+	for _, bad := range []string{`["exa mple.com"]`, `[42]`, `[""]`} {
+		var rs []HostRule
+		if err := json.Unmarshal([]byte(bad), &rs); err == nil {
+			t.Errorf("%s: no error, got %+v", bad, rs)
+		}
+	}
+}
