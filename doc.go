@@ -14,6 +14,7 @@
 //   - policy: the gate: which navigations, requests, connections and tool calls may happen.
 //   - sandbox: the browser process surf owns, and isolated sessions that enforce a policy.
 //   - som: set-of-mark drawing on screenshots.
+//   - board: the task board: tasks with dependencies, workers with leases, on NATS JetStream.
 //
 // Low-level libraries (internal/), which import no public surf package:
 //

@@ -44,6 +44,9 @@ func TestImportRules(t *testing.T) {
 		{pkg: "som", forbidden: append([]string{sandbox}, playwright...)},
 		{pkg: "tools", forbidden: append([]string{sandbox}, playwright...)},
 		{pkg: "journal", forbidden: playwright},
+		// the board holds tasks and runs RunFuncs; what drives a browser
+		// is the worker's business
+		{pkg: "board", forbidden: append([]string{sandbox, module + "/websurfer"}, playwright...)},
 		{pkg: "cmd/surf/internal/report", forbidden: playwright},
 	}
 	for _, low := range lowLevel {

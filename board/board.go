@@ -197,7 +197,9 @@ type Config struct {
 	// Creds is a NATS credentials file for URL.
 	Creds string
 	// Replicas is how many copies JetStream keeps of the board (1 for an
-	// embedded server; 3 on a cluster of three). Zero means 1.
+	// embedded server; 3 on a cluster of three). It only ever grows a
+	// board: zero, or fewer than the board has, keeps what it has (1 for
+	// a new board).
 	Replicas int
 	// Lease is how long a claimed task stays with a worker that stops
 	// heartbeating before it goes back to the board (default 1m). Workers
@@ -237,9 +239,6 @@ type Board struct {
 // Open connects to the board, creating its bucket, stream and object
 // store when they do not exist yet.
 func Open(ctx context.Context, cfg Config) (*Board, error) {
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = 1
-	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = defaultLease
 	}
@@ -295,9 +294,11 @@ func (b *Board) setup(ctx context.Context) error {
 	b.js = js
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r := b.cfg.Replicas
 	return retry(ctx, func(ctx context.Context) error {
-		var err error
+		r, err := b.replicas(ctx)
+		if err != nil {
+			return err
+		}
 		if b.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: TasksBucket, Description: "surf task records", History: 1,
 			Storage: jetstream.FileStorage, Replicas: r,
@@ -328,6 +329,23 @@ func (b *Board) setup(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// replicas is the replication to create or update the board's streams
+// with: the configured one, never fewer than the board has now.
+func (b *Board) replicas(ctx context.Context) (int, error) {
+	r := max(b.cfg.Replicas, 1)
+	for _, name := range []string{"KV_" + TasksBucket, ReadyStream, "OBJ_" + FilesBucket} {
+		s, err := b.js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		r = max(r, s.CachedInfo().Config.Replicas)
+	}
+	return r, nil
 }
 
 func (b *Board) ensureConsumer(ctx context.Context, lease time.Duration) error {
@@ -386,7 +404,10 @@ func (b *Board) Get(ctx context.Context, id string) (Record, error) {
 			return err
 		}
 		rec, err = decode(e)
-		return err
+		if err != nil {
+			return permanent(err)
+		}
+		return nil
 	})
 	return rec, err
 }

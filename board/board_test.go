@@ -369,14 +369,17 @@ func TestWatch(t *testing.T) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go b.Work(wctx, WorkConfig{Run: func(ctx context.Context, c *Claim) (*Result, error) {
-		c.Progress(ctx, "step 1: reading")
-		return &Result{Answer: "fine"}, nil
-	}})
 	var seen []string
 	for ev, err := range b.Watch(ctx) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(seen) == 0 {
+			// the watch has started: now the worker may run the task
+			go b.Work(wctx, WorkConfig{Run: func(ctx context.Context, c *Claim) (*Result, error) {
+				c.Progress(ctx, "step 1: reading")
+				return &Result{Answer: "fine"}, nil
+			}})
 		}
 		seen = append(seen, fmt.Sprintf("%s/%s/%v", ev.Record.State, ev.Record.Progress, ev.Initial))
 		if ev.Record.State == Done {

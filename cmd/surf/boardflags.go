@@ -13,9 +13,10 @@ import (
 // find the task board: the embedded server over a data directory by
 // default, or a NATS server or cluster.
 type boardFlags struct {
-	data  string
-	nats  string
-	creds string
+	data     string
+	nats     string
+	creds    string
+	replicas int
 }
 
 func addBoardFlags(fs *pflag.FlagSet) *boardFlags {
@@ -23,6 +24,7 @@ func addBoardFlags(fs *pflag.FlagSet) *boardFlags {
 	fs.StringVar(&f.data, "data", "", "")
 	fs.StringVar(&f.nats, "nats", "", "")
 	fs.StringVar(&f.creds, "creds", "", "")
+	fs.IntVar(&f.replicas, "replicas", 0, "")
 	return f
 }
 
@@ -33,11 +35,18 @@ const boardFlagsHelp = `  --data DIR          the board's data directory, for th
                       directory shares one board
   --nats URL          use this NATS server or cluster (comma-separated URLs,
                       default $SURF_NATS_URL) instead of the embedded server
-  --creds FILE        NATS credentials file for --nats (default $SURF_NATS_CREDS)`
+  --creds FILE        NATS credentials file for --nats (default $SURF_NATS_CREDS)
+  --replicas N        copies JetStream keeps of the board on a cluster (default
+                      1; 3 on a cluster of three nodes); the first command to
+                      open the board creates it with this, a later larger N
+                      scales it up`
 
 // config is the board.Config the flags (and the environment) describe.
 func (f *boardFlags) config(cli *CLI) (board.Config, error) {
-	cfg := board.Config{Dir: f.data, URL: f.nats, Creds: f.creds, Logger: cli.Logger}
+	cfg := board.Config{Dir: f.data, URL: f.nats, Creds: f.creds, Replicas: f.replicas, Logger: cli.Logger}
+	if f.replicas < 0 || f.replicas > 5 {
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--replicas must be 1 to 5")}
+	}
 	if cfg.Dir == "" {
 		cfg.Dir = cli.Getenv("SURF_BOARD_DIR")
 	}
@@ -48,10 +57,10 @@ func (f *boardFlags) config(cli *CLI) (board.Config, error) {
 		cfg.Creds = cli.Getenv("SURF_NATS_CREDS")
 	}
 	if cfg.Creds != "" && cfg.URL == "" {
-		return cfg, fmt.Errorf("--creds is for a NATS server named with --nats")
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--creds is for a NATS server named with --nats")}
 	}
 	if cfg.URL != "" && f.data != "" {
-		return cfg, fmt.Errorf("--data is for the embedded server; with --nats the board lives on that server")
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--data is for the embedded server; with --nats the board lives on that server")}
 	}
 	if cfg.Dir == "" && cfg.URL == "" {
 		d, err := board.DefaultDir()

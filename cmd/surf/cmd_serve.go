@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/policy"
@@ -88,12 +89,20 @@ Flags:
   --journal-dir DIR   keep a journal of every websurfer tool run:
                       DIR/client-ID/SESSION/run-N.jsonl, images beside it
                       (surf journal show, surf report read them)
+  --board             also offer the task board's tools to orchestrators:
+                      board_add (a batch of tasks with dependencies),
+                      board_status, board_wait (with progress
+                      notifications), board_result and board_cancel;
+                      workers (surf work) run the tasks. Where the board is:
+` + boardFlagsHelp + `
 
 Exit codes: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM;
-1 when the browser cannot start; 2 for bad flags or an unsafe bind.
+1 when the browser cannot start (or, with --board, the board cannot be
+opened); 2 for bad flags or an unsafe bind.
 
 Examples:
   surf serve --allow example.org
+  surf serve --http 127.0.0.1:8931 --board --data ~/fleet
   surf serve --http 127.0.0.1:8931 --allow '*' --model gpt-4o
       (then: curl -H "Authorization: Bearer $(cat $XDG_RUNTIME_DIR/surf/serve-8931.token)" ...)
   SURF_MCP_TOKEN=$(openssl rand -hex 24) surf serve --http 0.0.0.0:8931 --allow-remote --public-host surf.internal
@@ -124,6 +133,8 @@ Examples:
 		sf := addStateFlags(fs)
 		stateDir := fs.String("state-dir", "", "")
 		journalDir := fs.String("journal-dir", "", "")
+		withBoard := fs.Bool("board", false, "")
+		bdf := addBoardFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
 			return err
 		}
@@ -146,6 +157,9 @@ Examples:
 			approver = policy.DenyAll()
 		default:
 			return usagef(c, "--approve must be allow or deny, not %q", *approve)
+		}
+		if !*withBoard && (fs.Changed("data") || fs.Changed("nats") || fs.Changed("creds")) {
+			return usagef(c, "--data, --nats and --creds name the task board of --board")
 		}
 		if bf.recordHAR != "" {
 			return usagef(c, "--record-har is not supported by serve: its sessions would write one recording each over the same file")
@@ -203,6 +217,14 @@ Examples:
 		if err != nil {
 			return err
 		}
+		var tasks *board.Board
+		if *withBoard {
+			tasks, err = bdf.open(ctx, cli, nil)
+			if err != nil {
+				return err
+			}
+			defer tasks.Close()
+		}
 		sb, err := sandbox.New(ctx, sbCfg)
 		if err != nil {
 			return err
@@ -216,6 +238,7 @@ Examples:
 			State:              state,
 			StateDir:           *stateDir,
 			JournalDir:         *journalDir,
+			Board:              tasks,
 			Model:              model,
 			ModelName:          modelName,
 			ModelError:         modelErr,

@@ -14,8 +14,11 @@
 // busy; the caller's result says what was closed (release.go). Calls go through the same registry (validation,
 // offered set, panic recovery) and policy gate as the agent loop; actions
 // the policy marks Ask are put to the client's user through MCP elicitation
-// when the client supports it. The HTTP transport binds to loopback unless
-// told otherwise, and checks Host, Origin and a bearer token.
+// when the client supports it. With a task board (Config.Board), it also
+// offers board tools that put batches of web tasks with dependencies on
+// the board, wait for them with progress notifications and read their
+// results (board.go). The HTTP transport binds to loopback unless told
+// otherwise, and checks Host, Origin and a bearer token.
 package mcpserver
 
 import (
@@ -30,6 +33,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -192,6 +196,11 @@ type Config struct {
 	// Zero means DefaultDisconnectGrace. (See release.go for the rule.)
 	DisconnectGrace time.Duration
 
+	// Board, when set, adds the board tools (board_add, board_status,
+	// board_wait, board_result, board_cancel: board.go) on this task
+	// board. The server does not close it. Nil means no board tools.
+	Board *board.Board
+
 	// Name and Version identify the server to clients; empty means "surf"
 	// and "dev".
 	Name    string
@@ -221,7 +230,8 @@ type Server struct {
 	sbMu sync.Mutex // serializes relaunches
 	sb   *sandbox.Sandbox
 
-	ctl *tools.Registry // the session tools (named.go)
+	ctl    *tools.Registry // the session tools (named.go)
+	boards *tools.Registry // the board tools (board.go), when there is a board
 
 	mu      sync.Mutex
 	clients map[*mcp.ServerSession]*client
@@ -281,8 +291,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, clients: map[*mcp.ServerSession]*client{}, admit: newAdmitter(cfg.MaxActive)}
 	s.defs = definitions()
 	s.list = listed(s.defs, cfg.Model != nil)
+	instr := instructions
+	if cfg.Board != nil {
+		instr += boardInstructions
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "surf web browser", Version: cfg.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
+		Instructions: instr,
 		Logger:       log,
 		// 2026-07-28 is sessionless: it has no session to hang a browser
 		// context on, and no server-initiated elicitation. Clients that
@@ -294,6 +308,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.ctl = s.sessionTools()
 	s.addTools(s.ctl, s.ctl.Names(), sessionToolSchema, sessionToolAnnotations, s.ctlHandler)
 	s.list = append(s.list, s.ctl.Names()...)
+	if cfg.Board != nil {
+		s.boards = s.boardTools()
+		s.addTools(s.boards, s.boards.Names(), boardSchema, boardAnnotations, s.boardHandler)
+		s.list = append(s.list, s.boards.Names()...)
+	}
 	return s, nil
 }
 

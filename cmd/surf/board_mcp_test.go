@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/surfkit/surf/board"
+)
+
+// mcpClientDir holds the TypeScript MCP client (package.json pinning the
+// official SDK, board.mjs); make setup installs its node_modules.
+var mcpClientDir = filepath.Join("..", "..", "testdata", "mcpclient")
+
+// needMCPClient returns node's path, when node and the client's
+// node_modules are there. Without them the test fails in CI (CI=true) and
+// is skipped elsewhere, saying to run make setup.
+func needMCPClient(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(mcpClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	}
+	if err != nil {
+		msg := "the TypeScript MCP client is not installed (" + err.Error() + "): run make setup (it runs npm ci --prefix testdata/mcpclient; surf install --with-deps installs node and npm)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node
+}
+
+// tsSummary is what board.mjs prints.
+type tsSummary struct {
+	Tools []string `json:"tools"`
+	Cycle struct {
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"cycle"`
+	Added []struct {
+		ID    string   `json:"id"`
+		State string   `json:"state"`
+		After []string `json:"after"`
+	} `json:"added"`
+	Progress []struct {
+		Progress float64 `json:"progress"`
+		Message  string  `json:"message"`
+	} `json:"progress"`
+	Wait struct {
+		IsError bool `json:"isError"`
+		Tasks   []struct {
+			ID     string `json:"id"`
+			State  string `json:"state"`
+			Answer string `json:"answer"`
+		} `json:"tasks"`
+	} `json:"wait"`
+	Results map[string]struct {
+		ID        string    `json:"id"`
+		State     string    `json:"state"`
+		Answer    string    `json:"answer"`
+		EndReason string    `json:"end_reason"`
+		Steps     int       `json:"steps"`
+		Attempts  int       `json:"attempts"`
+		Worker    string    `json:"worker"`
+		Journal   string    `json:"journal"`
+		Started   time.Time `json:"started"`
+		Finished  time.Time `json:"finished"`
+	} `json:"results"`
+}
+
+// TestBoardTypeScriptClient is acceptance 6 of the task board: a real MCP
+// client written by others (the official TypeScript SDK, from npm) adds a
+// diamond of tasks through "surf serve --board", waits for them with
+// progress notifications, and reads their results. The tasks are run by
+// workers over the same data directory, in this process.
+func TestBoardTypeScriptClient(t *testing.T) {
+	node := needMCPClient(t)
+	data := t.TempDir()
+	const token = "board-ts-client-token-0123456789"
+
+	cmd := surfCmd("serve", "--http", "127.0.0.1:0", "--image", "none", "--board", "--data", data)
+	cmd.Env = append(cmd.Env, "SURF_MCP_TOKEN="+token)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	endpoint := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "surf: serving MCP (streamable HTTP) at "); ok {
+				endpoint <- rest
+			}
+			logMu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("surf serve: %v", err)
+		}
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("surf serve's stderr:\n%s", logs.String())
+			logMu.Unlock()
+		}
+	})
+	var url string
+	select {
+	case url = <-endpoint:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("surf serve did not start")
+	}
+
+	// Workers on the same board: surf serve started its embedded server
+	// over data, and this process joins it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := board.Open(ctx, board.Config{Dir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- b.Work(wctx, board.WorkConfig{Workers: 2, Name: "ts-test", Run: func(ctx context.Context, c *board.Claim) (*board.Result, error) {
+			c.Progress(ctx, "reading "+c.Task.ID)
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(300 * time.Millisecond):
+			}
+			j, err := c.PutFile(ctx, "journal.jsonl", strings.NewReader(`{"task":"`+c.Task.ID+`"}`+"\n"))
+			if err != nil {
+				return nil, err
+			}
+			return &board.Result{Answer: "title for " + c.Task.ID, EndReason: "answered", Steps: 1, Journal: j}, nil
+		}})
+	}()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("workers: %v", err)
+		}
+		b.Close()
+	})
+
+	run := exec.CommandContext(ctx, node, "board.mjs", "--url", url, "--token", token, "--timeout", "3m")
+	run.Dir = mcpClientDir
+	var out, errOut bytes.Buffer
+	run.Stdout, run.Stderr = &out, &errOut
+	if err := run.Run(); err != nil {
+		t.Fatalf("node board.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, errOut.String(), out.String())
+	}
+	var sum tsSummary
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("board.mjs printed no JSON summary: %v\n%s", err, out.String())
+	}
+
+	for _, n := range []string{"board_add", "board_status", "board_wait", "board_result", "board_cancel"} {
+		if !slices.Contains(sum.Tools, n) {
+			t.Errorf("the TypeScript client does not see %s: %v", n, sum.Tools)
+		}
+	}
+	if !sum.Cycle.IsError || !strings.Contains(sum.Cycle.Text, "cycle") {
+		t.Errorf("a cycle was not refused: %+v", sum.Cycle)
+	}
+	if _, err := b.Get(ctx, "X"); !errors.Is(err, board.ErrNotFound) {
+		t.Errorf("the refused cycle left X on the board: %v", err)
+	}
+	if len(sum.Added) != 4 {
+		t.Fatalf("added: %+v", sum.Added)
+	}
+	if sum.Wait.IsError || len(sum.Wait.Tasks) != 4 {
+		t.Fatalf("board_wait: %+v", sum.Wait)
+	}
+	for _, tk := range sum.Wait.Tasks {
+		if tk.State != "done" || tk.Answer != "title for "+tk.ID {
+			t.Errorf("waited %s: %+v", tk.ID, tk)
+		}
+	}
+	for _, p := range sum.Progress {
+		t.Logf("progress %v: %s", p.Progress, p.Message)
+	}
+	if len(sum.Progress) == 0 {
+		t.Error("the client received no progress notifications")
+	}
+	for i := 1; i < len(sum.Progress); i++ {
+		if sum.Progress[i].Progress <= sum.Progress[i-1].Progress {
+			t.Errorf("progress did not rise: %+v", sum.Progress)
+			break
+		}
+	}
+	r := sum.Results
+	for _, id := range []string{"A", "B", "C", "D"} {
+		rec, ok := r[id]
+		if !ok || rec.State != "done" || rec.Attempts != 1 || rec.EndReason != "answered" || rec.Journal == "" || rec.Started.IsZero() || rec.Finished.IsZero() {
+			t.Fatalf("result of %s: %+v", id, rec)
+		}
+	}
+	// A valid order: B and C after A, D after B and C.
+	if r["B"].Started.Before(r["A"].Finished) || r["C"].Started.Before(r["A"].Finished) {
+		t.Errorf("B or C started before A ended: %+v", r)
+	}
+	if r["D"].Started.Before(r["B"].Finished) || r["D"].Started.Before(r["C"].Finished) {
+		t.Errorf("D started before B and C ended: %+v", r)
+	}
+}
+
+// TestServeBoardFlags: the board flags without --board, and a board that
+// cannot be opened, are refused with a clear error before any browser
+// starts.
+func TestServeBoardFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--data", t.TempDir()}, 2, "--data, --nats and --creds name the task board of --board"},
+		{[]string{"serve", "--nats", "nats://127.0.0.1:1"}, 2, "task board of --board"},
+		{[]string{"serve", "--board", "--nats", "nats://127.0.0.1:1"}, 1, "opening the board"},
+		{[]string{"serve", "--board", "--creds", filepath.Join(t.TempDir(), "none.creds")}, 1, "--creds is for a NATS server named with --nats"},
+	} {
+		cmd := surfCmd(c.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+			t.Errorf("surf %v: %v, want exit code %d\n%s", c.args, err, c.code, stderr.String())
+			continue
+		}
+		if !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("surf %v: stderr lacks %q:\n%s", c.args, c.want, stderr.String())
+		}
+		if strings.Contains(stderr.String(), "serving MCP") {
+			t.Errorf("surf %v started serving", c.args)
+		}
+	}
+}
