@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,8 +26,6 @@ import (
 
 func init() {
 	scriptCmds["workmodel"] = cmdWorkModel
-	scriptCmds["board-add"] = cmdBoardAdd
-	scriptCmds["board-records"] = cmdBoardRecords
 	scriptCmds["board-file"] = cmdBoardFile
 }
 
@@ -138,64 +135,6 @@ func cmdWorkModel(ts *testscript.TestScript, neg bool, args []string) {
 // openTestBoard opens the board of dir from the test process.
 func openTestBoard(ctx context.Context, dir string) (*board.Board, error) {
 	return board.Open(ctx, board.Config{Dir: dir})
-}
-
-// cmdBoardAdd: board-add DIR FILE adds the tasks of FILE (JSON lines,
-// $VARS expanded) to the board in DIR. It stands in for 'surf board add'
-// until that lands.
-func cmdBoardAdd(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: board-add DIR FILE")
-	}
-	data := os.Expand(ts.ReadFile(args[1]), ts.Getenv)
-	var tasks []board.Task
-	sc := bufio.NewScanner(strings.NewReader(data))
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var t board.Task
-		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
-			ts.Fatalf("board-add: %v: %s", err, sc.Text())
-		}
-		tasks = append(tasks, t)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := openTestBoard(ctx, ts.MkAbs(args[0]))
-	ts.Check(err)
-	defer b.Close()
-	recs, err := b.Add(ctx, tasks...)
-	ts.Check(err)
-	for _, r := range recs {
-		fmt.Fprintf(ts.Stdout(), "added %s %s\n", r.Task.ID, r.State)
-	}
-}
-
-// cmdBoardRecords: board-records DIR prints each task of the board in DIR
-// on a line: id, state, attempts, end reason, answer, reason and the
-// files of its result. It stands in for 'surf board list'.
-func cmdBoardRecords(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: board-records DIR")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := openTestBoard(ctx, ts.MkAbs(args[0]))
-	ts.Check(err)
-	defer b.Close()
-	recs, err := b.List(ctx)
-	ts.Check(err)
-	for _, r := range recs {
-		line := fmt.Sprintf("%s state=%s attempts=%d", r.Task.ID, r.State, r.Attempts)
-		if res := r.Result; res != nil {
-			line += fmt.Sprintf(" end=%s steps=%d answer=%q journal=%s report=%s images=%d", res.EndReason, res.Steps, res.Answer, res.Journal, res.Report, len(res.Images))
-		}
-		if r.Reason != "" {
-			line += fmt.Sprintf(" reason=%q", r.Reason)
-		}
-		fmt.Fprintln(ts.Stdout(), line)
-	}
 }
 
 // cmdBoardFile: board-file DIR NAME OUT copies a file of the board's file
