@@ -221,7 +221,9 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	}
 	tr.surf = surf
 
-	tr.dir, err = os.MkdirTemp("", "surf-task-")
+	// surf-PID-...: what a killed worker leaves is found by
+	// sandbox.RemoveStale with its browser's leftovers
+	tr.dir, err = os.MkdirTemp("", fmt.Sprintf("surf-%d-task-", os.Getpid()))
 	if err != nil {
 		return nil, board.Retry(fmt.Errorf("a directory for the journal: %w", err))
 	}

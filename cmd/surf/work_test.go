@@ -344,9 +344,11 @@ func TestWorkerKilledMidTask(t *testing.T) {
 	}
 	// What a SIGKILL leaves behind is the browser's temp profile; surf
 	// removes such leftovers of dead processes (sandbox.RemoveStale).
-	if _, err := sandbox.RemoveStale(victim.pid); err != nil {
+	removed, err := sandbox.RemoveStale(victim.pid)
+	if err != nil {
 		t.Logf("removing the killed worker's leftovers: %v", err)
 	}
+	t.Logf("the killed worker's leftovers, removed: %v", removed)
 }
 
 // TestWorkInterruptHandsBack: SIGINT stops 'surf work' in the middle of a
