@@ -391,3 +391,13 @@ func TestWatch(t *testing.T) {
 		t.Errorf("events: %s", got)
 	}
 }
+
+func TestIsRetry(t *testing.T) {
+	base := errors.New("the browser is gone")
+	if !IsRetry(Retry(base)) || !IsRetry(fmt.Errorf("run: %w", Retry(base))) {
+		t.Error("IsRetry misses an error marked by Retry")
+	}
+	if IsRetry(base) || IsRetry(nil) {
+		t.Error("IsRetry reports an error not marked by Retry")
+	}
+}

@@ -110,6 +110,12 @@ func Retry(err error) error {
 	return retryError{err}
 }
 
+// IsRetry reports whether err was marked by Retry.
+func IsRetry(err error) bool {
+	var r retryError
+	return errors.As(err, &r)
+}
+
 // Work runs workers that claim ready tasks and run them, until ctx ends
 // (running tasks are then stopped and handed back to the board, not
 // counted as attempts) or, with Idle, until the board has stayed empty.

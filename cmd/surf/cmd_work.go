@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/internal/textcut"
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/websurfer"
+)
+
+func init() {
+	c := &command{
+		name:    "work",
+		summary: "run the task board's tasks: N surfers in one browser",
+		usage: `Usage: surf work [--workers N] [--idle D] [flags]
+
+Runs workers that claim ready tasks from the task board (see 'surf help
+board') and run each with the model in its own isolated session of one
+shared browser, as 'surf run' would. A worker heartbeats while its task
+runs; if the process dies, its tasks go back to the board after the lease
+and another worker retries them, up to --max-attempts runs. Each task's
+journal, images and HTML report are kept on the board.
+
+One line is printed when a task starts and when it finishes (task, worker,
+attempt, outcome, answer); --json prints them as JSON lines. Ctrl-C (or
+SIGTERM) stops the workers: running tasks are handed back to the board,
+the browser is closed and surf work exits 0. So does --idle, once the
+board has had nothing to run for that long.
+
+What a task may reach is the worker's policy (--policy, --allow, --deny)
+narrowed by the task's own; nobody is there to approve what the policy
+marks "ask", so such actions are denied unless --approve allow.
+
+Flags:
+  --workers N         tasks run at once (default 1)
+  --idle D            exit once the board has been empty for D, e.g. 30s
+                      (default: keep waiting for tasks)
+  --max-attempts N    runs of a task before it fails, counting runs lost
+                      with their worker (default 3)
+  --lease D           how long a task stays claimed by a worker that stopped
+                      heartbeating (default: the board's, 1m)
+  --name NAME         this process's workers are NAME/1, NAME/2... (default
+                      host-pid)
+  --max-steps N       steps of a task that sets none (default 25)
+  --max-tokens N      model tokens of a task (default 500000)
+  --max-time D        time of a task that sets none (default 15m)
+  --approve MODE      deny (default) or allow what the policy marks "ask"
+  --json              print JSON lines
+` + boardFlagsHelp + `
+` + modelFlagsHelp + `
+` + browserFlagsHelp + `
+
+Examples:
+  surf board add "find the opening hours of the library" --start-url https://example.org/ --allow example.org
+  OPENAI_API_KEY=... surf work --workers 4 --allow example.org
+  surf work --workers 2 --idle 30s --nats nats://10.0.0.5:4222 --creds worker.creds --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`,
+	}
+	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
+		fs := newFlags(c)
+		workers := fs.Int("workers", 1, "")
+		idle := fs.Duration("idle", 0, "")
+		maxAttempts := fs.Int("max-attempts", 3, "")
+		lease := fs.Duration("lease", 0, "")
+		name := fs.String("name", "", "")
+		maxSteps := fs.Int("max-steps", 0, "")
+		maxTokens := fs.Int("max-tokens", 0, "")
+		maxTime := fs.Duration("max-time", 0, "")
+		approve := fs.String("approve", "deny", "")
+		asJSON := fs.Bool("json", false, "")
+		boardF := addBoardFlags(fs)
+		mf := addModelFlags(fs)
+		bf := addBrowserFlags(fs)
+		if err := parseFlags(c, fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return usagef(c, "work takes no arguments, got %q", strings.Join(fs.Args(), " "))
+		}
+		switch {
+		case *workers < 1 || *workers > 64:
+			return usagef(c, "--workers must be 1 to 64")
+		case *maxAttempts < 1:
+			return usagef(c, "--max-attempts must be at least 1")
+		case *idle < 0 || *lease < 0 || *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0:
+			return usagef(c, "durations and limits cannot be negative")
+		case *lease > 0 && *lease < 300*time.Millisecond:
+			return usagef(c, "--lease must be at least 300ms: workers heartbeat three times a lease")
+		case strings.ContainsAny(*name, " \t\n/*>."):
+			return usagef(c, "--name %q: use letters, digits, '-' and '_'", *name)
+		}
+		var approver policy.Approver
+		switch *approve {
+		case "deny":
+			approver = policy.DenyAll()
+		case "allow":
+			approver = policy.AllowAll()
+		default:
+			return usagef(c, "--approve must be deny or allow, not %q (nobody is there to prompt)", *approve)
+		}
+		if bf.recordHAR != "" {
+			return usagef(c, "--record-har is not supported by work: its tasks would write one recording each over the same file")
+		}
+
+		pol, err := bf.pol.policy(cli.Getenv)
+		if err != nil {
+			return err
+		}
+		bf.loaded.Store(pol)
+		mf.redact = bf.redact
+		model, modelName, err := mf.client(ctx, cli)
+		if err != nil {
+			return err
+		}
+		sbCfg, err := bf.sandboxConfig(cli, pol)
+		if err != nil {
+			return err
+		}
+		b, err := boardF.open(ctx, cli, nil)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
+			sandbox:  sbCfg,
+			base:     pol,
+			surf:     websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, Approver: approver},
+			session:  bf.sessionConfig(),
+			modelFor: func(board.Task) (websurfer.Model, string, error) { return model, modelName, nil },
+			maxSteps: *maxSteps, maxTokens: *maxTokens, maxTime: *maxTime,
+			logger: cli.Logger,
+		})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := runner.Close(); cerr != nil {
+				cli.Logger.Warn("closing the browser", "err", cerr)
+			}
+		}()
+
+		out := &workPrinter{w: cli.Stdout, json: *asJSON, maxAttempts: *maxAttempts}
+		run := func(ctx context.Context, cl *board.Claim) (*board.Result, error) {
+			out.start(cl)
+			res, err := runner.run(ctx, cl)
+			out.finish(ctx, cl, res, err)
+			return res, err
+		}
+		fmt.Fprintf(cli.Stderr, "surf: %d %s waiting for tasks%s\n", *workers, pluralWord(*workers, "worker", "workers"), idleNote(*idle))
+		err = b.Work(ctx, board.WorkConfig{
+			Run: run, Workers: *workers, Name: *name, Idle: *idle,
+			MaxAttempts: *maxAttempts, Lease: *lease, Logger: cli.Logger,
+		})
+		if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
+			return nil // interrupted: the running tasks were handed back
+		}
+		return err
+	}
+	register(c)
+}
+
+func idleNote(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (exiting after %s with none)", d)
+}
+
+// workPrinter prints a line when a task starts and when it finishes.
+type workPrinter struct {
+	mu          sync.Mutex
+	w           io.Writer
+	json        bool
+	maxAttempts int
+}
+
+// workEvent is a JSON line of surf work --json.
+type workEvent struct {
+	Event     string `json:"event"` // start or finish
+	Task      string `json:"task"`
+	Worker    string `json:"worker"`
+	Attempt   int    `json:"attempt"`
+	Outcome   string `json:"outcome,omitempty"` // done, failed, retry, handed_back
+	EndReason string `json:"end_reason,omitempty"`
+	Answer    string `json:"answer,omitempty"`
+	Steps     int    `json:"steps,omitempty"`
+	Tokens    int    `json:"tokens,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Time      string `json:"time"`
+}
+
+func (p *workPrinter) emit(e workEvent, text string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+		json.NewEncoder(p.w).Encode(e)
+		return
+	}
+	fmt.Fprintln(p.w, text)
+}
+
+func (p *workPrinter) start(c *board.Claim) {
+	p.emit(workEvent{Event: "start", Task: c.Task.ID, Worker: c.Worker, Attempt: c.Attempt},
+		fmt.Sprintf("start    %s  worker %s  attempt %d: %s", c.Task.ID, c.Worker, c.Attempt, textcut.Flat(c.Task.Instruction, 80)))
+}
+
+func (p *workPrinter) finish(ctx context.Context, c *board.Claim, res *board.Result, err error) {
+	e := workEvent{Event: "finish", Task: c.Task.ID, Worker: c.Worker, Attempt: c.Attempt, Outcome: "done"}
+	switch {
+	case ctx.Err() != nil && (err != nil || res == nil):
+		e.Outcome = "handed_back"
+	case board.IsRetry(err) && c.Attempt < p.maxAttempts:
+		e.Outcome = "retry"
+	case err != nil:
+		e.Outcome = "failed"
+	}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	if res != nil {
+		e.EndReason, e.Answer, e.Steps, e.Tokens = res.EndReason, res.Answer, res.Steps, res.Tokens
+	}
+	text := fmt.Sprintf("%-8s %s  worker %s  attempt %d", strings.ReplaceAll(e.Outcome, "_", " "), e.Task, e.Worker, e.Attempt)
+	if res != nil && res.EndReason != "" {
+		text += fmt.Sprintf(": %s after %d %s", res.EndReason, res.Steps, pluralWord(res.Steps, "step", "steps"))
+	}
+	if e.Answer != "" {
+		text += ": " + textcut.Flat(e.Answer, 200)
+	}
+	if e.Error != "" && e.Outcome != "handed_back" {
+		text += " (" + textcut.Flat(e.Error, 200) + ")"
+	}
+	p.emit(e, text)
+}
