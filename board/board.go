@@ -404,7 +404,10 @@ func (b *Board) Get(ctx context.Context, id string) (Record, error) {
 			return err
 		}
 		rec, err = decode(e)
-		return err
+		if err != nil {
+			return permanent(err)
+		}
+		return nil
 	})
 	return rec, err
 }

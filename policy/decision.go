@@ -34,6 +34,17 @@ func (v Verdict) String() string {
 // MarshalText encodes the verdict as "allow", "deny" or "ask".
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
+// UnmarshalText decodes "allow", "deny" or "ask", so that rules written as
+// JSON (a board task's policy) read back.
+func (v *Verdict) UnmarshalText(b []byte) error {
+	p, err := ParseVerdict(string(b))
+	if err != nil {
+		return err
+	}
+	*v = p
+	return nil
+}
+
 // ParseVerdict parses "allow", "deny" or "ask".
 func ParseVerdict(s string) (Verdict, error) {
 	switch s {

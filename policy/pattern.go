@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -412,4 +413,26 @@ func canonicalPath(p string) string {
 func isUnreserved(b byte) bool {
 	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') ||
 		b == '-' || b == '.' || b == '_' || b == '~'
+}
+
+// UnmarshalJSON reads a rule in either of its forms: the string form
+// ("example.com", "https://*.example.com:8443/docs/*") or the object
+// {host, ports, paths, schemes}.
+func (r *HostRule) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		rule, err := ParseHostRule(s)
+		if err != nil {
+			return err
+		}
+		*r = rule
+		return nil
+	}
+	type plain HostRule // without this method
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("a host rule is a string like \"example.com\" or an object {host, ports, paths, schemes}: %v", err)
+	}
+	*r = HostRule(p)
+	return nil
 }

@@ -138,7 +138,13 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 				continue
 			}
 			s.log.Debug("observing a page being resized; again")
-			sleepCtx(ctx, 100*time.Millisecond)
+			if t := s.tabs[s.active]; t.page.URL() == "about:blank" {
+				// A blank tab that never painted keeps the window's
+				// size until it holds a document of its own.
+				_, _ = t.page.Goto("about:blank")
+			} else {
+				sleepCtx(ctx, 100*time.Millisecond)
+			}
 		case errors.Is(err, context.DeadlineExceeded):
 			// A request the browser dropped (one sent as the document
 			// changed) is not answered; asked again, it is.
@@ -260,9 +266,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 }
 
 // errResizing is an observation whose screenshot does not have the
-// viewport's proportions: a renderer that has just taken over the tab (a
-// cross-site navigation on a busy machine) can paint a frame or two at
-// the window's size before the session's viewport reaches it.
+// viewport's proportions: a new tab's initial blank document paints at
+// the window's size (1280x633 for a 1280x720 viewport), and on a busy
+// machine it sometimes does not, so the model would see either.
 var errResizing = errors.New("the screenshot does not have the viewport's size: the page is being resized")
 
 // shotFitsViewport reports whether obs's image has the proportions of the
