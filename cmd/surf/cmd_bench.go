@@ -21,7 +21,7 @@ import (
 func init() {
 	c := &command{
 		name:    "bench",
-		summary: "measure observation speed and size, or the server under concurrent sessions",
+		summary: "measure observation speed and size, the server under concurrent sessions, or the board",
 		usage: `Usage: surf bench observe --corpus DIR [--rounds N] [--json] [flags]
        surf bench sessions [--n 1,4,8,16,64] [--cycles N] [--json]
 
@@ -42,14 +42,19 @@ and tokens_max.
 Example:
   surf bench observe --corpus ../shared/corpus --json
 
-` + benchSessionsUsage,
+` + benchSessionsUsage + `
+
+` + benchBoardUsage,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		if len(args) > 0 && args[0] == "sessions" {
 			return benchSessions(ctx, cli, c, args[1:])
 		}
+		if len(args) > 0 && args[0] == "board" {
+			return benchBoard(ctx, cli, c, args[1:])
+		}
 		if len(args) == 0 || args[0] != "observe" {
-			return usagef(c, "bench needs a subcommand: observe or sessions")
+			return usagef(c, "bench needs a subcommand: observe, sessions or board")
 		}
 		fs := newFlags(c)
 		corpus := fs.String("corpus", "", "")

@@ -42,6 +42,12 @@ type taskRunnerOptions struct {
 	// sessionFor, when set, gives a task's session configuration (a
 	// per-task ReplayHAR, say). Its Policy is replaced by the task's.
 	sessionFor func(board.Task) sandbox.SessionConfig
+	// surfFor, when set, adjusts the surfer's configuration for a task
+	// (a per-task search engine, say).
+	surfFor func(board.Task, websurfer.Config) websurfer.Config
+	// noReport skips rendering each run's HTML report at the worker
+	// (surf board report renders one from the stored journal).
+	noReport bool
 	// modelFor gives a task's model and its name. Required.
 	modelFor func(board.Task) (websurfer.Model, string, error)
 	// maxSteps, maxTokens and maxTime are the limits of a task that sets
@@ -214,6 +220,9 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 		return nil, r.retryable(ctx, fmt.Errorf("opening a session: %w", err))
 	}
 	cfg := r.o.surf
+	if r.o.surfFor != nil {
+		cfg = r.o.surfFor(t, cfg)
+	}
 	cfg.Session, cfg.Policy, cfg.Model, cfg.ModelName, cfg.Logger = sess, pol, model, modelName, r.log
 	surf, err := websurfer.New(ctx, cfg)
 	if err != nil {
@@ -361,6 +370,9 @@ func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 		res.Images = append(res.Images, stored)
 	}
 	sort.Strings(res.Images)
+	if tr.r.o.noReport {
+		return errors.Join(errs...)
+	}
 	out := filepath.Join(tr.dir, "report.html")
 	title := "surf task " + tr.c.Task.ID + ": " + textcut.Flat(tr.c.Task.Instruction, 80)
 	if _, err := report.WriteFile(tr.jpath, out, report.Options{Title: title}); err != nil {
