@@ -211,8 +211,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 			}
 			return slowModel{m: m, delay: *delay}, "replay-model", nil
 		},
-		noReport: true,
-		logger:   cli.Logger,
+		logger: cli.Logger,
 	})
 	if err != nil {
 		return err

@@ -45,9 +45,6 @@ type taskRunnerOptions struct {
 	// surfFor, when set, adjusts the surfer's configuration for a task
 	// (a per-task search engine, say).
 	surfFor func(board.Task, websurfer.Config) websurfer.Config
-	// noReport skips rendering each run's HTML report at the worker
-	// (surf board report renders one from the stored journal).
-	noReport bool
 	// modelFor gives a task's model and its name. Required.
 	modelFor func(board.Task) (websurfer.Model, string, error)
 	// maxSteps, maxTokens and maxTime are the limits of a task that sets
@@ -370,9 +367,6 @@ func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 		res.Images = append(res.Images, stored)
 	}
 	sort.Strings(res.Images)
-	if tr.r.o.noReport {
-		return errors.Join(errs...)
-	}
 	out := filepath.Join(tr.dir, "report.html")
 	title := "surf task " + tr.c.Task.ID + ": " + textcut.Flat(tr.c.Task.Instruction, 80)
 	if _, err := report.WriteFile(tr.jpath, out, report.Options{Title: title}); err != nil {
