@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,46 +87,7 @@ func TestBoardTypeScriptClient(t *testing.T) {
 	data := t.TempDir()
 	const token = "board-ts-client-token-0123456789"
 
-	cmd := surfCmd("serve", "--http", "127.0.0.1:0", "--image", "none", "--board", "--data", data)
-	cmd.Env = append(cmd.Env, "SURF_MCP_TOKEN="+token)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var logMu sync.Mutex
-	var logs bytes.Buffer
-	endpoint := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "surf: serving MCP (streamable HTTP) at "); ok {
-				endpoint <- rest
-			}
-			logMu.Lock()
-			logs.WriteString(sc.Text() + "\n")
-			logMu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("surf serve: %v", err)
-		}
-		if t.Failed() {
-			logMu.Lock()
-			t.Logf("surf serve's stderr:\n%s", logs.String())
-			logMu.Unlock()
-		}
-	})
-	var url string
-	select {
-	case url = <-endpoint:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("surf serve did not start")
-	}
+	url, _ := startServeHTTP(t, token, true, "--image", "none", "--board", "--data", data)
 
 	// Workers on the same board: surf serve started its embedded server
 	// over data, and this process joins it.
@@ -237,7 +196,7 @@ func TestServeBoardFlags(t *testing.T) {
 		{[]string{"serve", "--data", t.TempDir()}, 2, "--data, --nats and --creds name the task board of --board"},
 		{[]string{"serve", "--nats", "nats://127.0.0.1:1"}, 2, "task board of --board"},
 		{[]string{"serve", "--board", "--nats", "nats://127.0.0.1:1"}, 1, "opening the board"},
-		{[]string{"serve", "--board", "--creds", filepath.Join(t.TempDir(), "none.creds")}, 1, "--creds is for a NATS server named with --nats"},
+		{[]string{"serve", "--board", "--creds", filepath.Join(t.TempDir(), "none.creds")}, 2, "--creds is for a NATS server named with --nats"},
 	} {
 		cmd := surfCmd(c.args...)
 		var stderr bytes.Buffer

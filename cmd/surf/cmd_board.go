@@ -546,6 +546,16 @@ func printTable(w io.Writer, recs []board.Record, now time.Time, width int) {
 	for _, r := range recs {
 		rows = append(rows, []string{r.Task.ID, string(r.State), orDash(r.Worker), strconv.Itoa(r.Attempts), age(now.Sub(r.Created))})
 	}
+	last := []string{"ANSWER"}
+	for _, r := range recs {
+		last = append(last, outcome(r))
+	}
+	writeTable(w, rows, last, width)
+}
+
+// writeTable prints rows in aligned columns, then each row's last cell
+// (a free text: an answer, a progress) cut so that lines fit width.
+func writeTable(w io.Writer, rows [][]string, last []string, width int) {
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for i, cell := range row {
@@ -563,11 +573,7 @@ func printTable(w io.Writer, recs []board.Record, now time.Time, width int) {
 			sb.WriteString(cell)
 			sb.WriteString(strings.Repeat(" ", widths[j]-len([]rune(cell))+2))
 		}
-		last := "ANSWER"
-		if i > 0 {
-			last = outcome(recs[i-1])
-		}
-		sb.WriteString(textcut.Runes(textcut.OneLine(last, 4*room), room))
+		sb.WriteString(textcut.Runes(textcut.OneLine(last[i], 4*room), room))
 		fmt.Fprintln(w, strings.TrimRight(sb.String(), " "))
 	}
 }
@@ -1087,30 +1093,11 @@ func printWatch(w io.Writer, recs map[string]board.Record, now time.Time, width 
 		}
 		rows = append(rows, []string{orDash(r.Worker), r.Task.ID, strconv.Itoa(r.Attempts), since})
 	}
-	widths := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], len([]rune(cell)))
-		}
+	last := []string{"PROGRESS"}
+	for _, r := range running {
+		last = append(last, orDash(r.Progress))
 	}
-	used := 0
-	for _, wd := range widths {
-		used += wd + 2
-	}
-	room := max(width-used-1, 20)
-	for i, row := range rows {
-		var sb strings.Builder
-		for j, cell := range row {
-			sb.WriteString(cell)
-			sb.WriteString(strings.Repeat(" ", widths[j]-len([]rune(cell))+2))
-		}
-		last := "PROGRESS"
-		if i > 0 {
-			last = orDash(running[i-1].Progress)
-		}
-		sb.WriteString(textcut.Runes(textcut.OneLine(last, 4*room), room))
-		fmt.Fprintln(w, strings.TrimRight(sb.String(), " "))
-	}
+	writeTable(w, rows, last, width)
 }
 
 // ---- report ----

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,44 +76,7 @@ func TestOversizedArgumentMCP(t *testing.T) {
 	}
 	t.Cleanup(site.Close)
 	const token = "0123456789abcdef0123456789abcdef"
-	cmd := surfCmd("serve", "--http", "127.0.0.1:0", "--allow", site.Host, "--image", "none")
-	cmd.Env = append(cmd.Env, "SURF_MCP_TOKEN="+token)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var logMu sync.Mutex
-	var logs bytes.Buffer
-	endpoint := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "surf: serving MCP (streamable HTTP) at "); ok {
-				endpoint <- rest
-			}
-			logMu.Lock()
-			logs.WriteString(sc.Text() + "\n")
-			logMu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if t.Failed() {
-			logMu.Lock()
-			t.Logf("surf serve's stderr:\n%s", logs.String())
-			logMu.Unlock()
-		}
-	})
-	var url string
-	select {
-	case url = <-endpoint:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("surf serve did not start")
-	}
+	url, cmd := startServeHTTP(t, token, false, "--allow", site.Host, "--image", "none")
 	pid := cmd.Process.Pid
 	hc := &http.Client{Transport: &bearerTransport{token: token, next: http.DefaultTransport}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
