@@ -200,13 +200,22 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 		tr.scfg = r.o.sessionFor(t)
 	}
 	tr.scfg.Policy = pol
-	defer tr.close()
+	var opened, ran, stored, sessOpened time.Time
+	defer func() {
+		closing := time.Now()
+		tr.close()
+		if !stored.IsZero() {
+			r.log.Debug("task timings", "task", t.ID, "open", opened.Sub(start), "session", sessOpened.Sub(start), "run", ran.Sub(opened),
+				"store", stored.Sub(ran), "close", time.Since(closing))
+		}
+	}()
 
 	sb, err := r.sandbox(ctx)
 	if err != nil {
 		return nil, r.retryable(ctx, fmt.Errorf("the browser: %w", err))
 	}
 	sess, err := tr.open(ctx, sb)
+	sessOpened = time.Now()
 	if err != nil && ctx.Err() == nil && sandbox.BrowserGone(err) {
 		// the browser died just now: once more, on a new one
 		if sb, err = r.replace(ctx, sb); err == nil {
@@ -226,6 +235,7 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 		return nil, r.retryable(ctx, fmt.Errorf("starting the surfer: %w", err))
 	}
 	tr.surf = surf
+	opened = time.Now()
 
 	// surf-PID-...: what a killed worker leaves is found by
 	// sandbox.RemoveStale with its browser's leftovers
@@ -271,6 +281,8 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	res := &board.Result{Answer: end.Answer, EndReason: string(end.EndReason), Steps: end.N, Tokens: end.Total.Total}
 	// The files are kept even when the run was stopped: a cancelled task
 	// keeps what it did.
+	ran = time.Now()
+	defer func() { stored = time.Now() }()
 	if err := tr.store(ctx, res); err != nil {
 		r.log.Warn("storing a task's files", "task", t.ID, "err", err)
 		if runErr == nil && ctx.Err() == nil {
