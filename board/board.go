@@ -273,7 +273,7 @@ func Open(ctx context.Context, cfg Config) (*Board, error) {
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		b.emb.close()
-		return nil, fmt.Errorf("connecting to NATS at %s: %w", redactURL(url), err)
+		return nil, fmt.Errorf("connecting to NATS at %s: %w", RedactURL(url), err)
 	}
 	b.nc = nc
 	if err := b.setup(ctx); err != nil {
@@ -610,8 +610,9 @@ func cut(s string, n int) string {
 	return string(r[:n]) + "..."
 }
 
-func redactURL(u string) string {
-	// user:password@ in a NATS URL
+// RedactURL hides the user and password of NATS URLs (comma-separated)
+// for messages: nats://user:pw@host:4222 becomes nats://***@host:4222.
+func RedactURL(u string) string {
 	parts := strings.Split(u, ",")
 	for i, p := range parts {
 		if at := strings.LastIndex(p, "@"); at >= 0 {

@@ -401,3 +401,40 @@ func TestIsRetry(t *testing.T) {
 		t.Error("IsRetry reports an error not marked by Retry")
 	}
 }
+
+func TestRedactURL(t *testing.T) {
+	got := RedactURL("nats://alice:s3cret@n1:4222,nats://n2:4222,tls://bob@n3")
+	if got != "nats://***@n1:4222,nats://n2:4222,tls://***@n3" || strings.Contains(got, "s3cret") {
+		t.Errorf("got %q", got)
+	}
+}
+
+// A RunFunc that panics fails its task, not the worker: the next task
+// still runs.
+func TestRunPanicFailsTask(t *testing.T) {
+	b := openTest(t, "")
+	ctx := testCtx(t)
+	if _, err := b.Add(ctx, Task{ID: "boom", Instruction: "x"}, Task{ID: "fine", Instruction: "y"}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() {
+		done <- b.Work(wctx, WorkConfig{Run: func(ctx context.Context, c *Claim) (*Result, error) {
+			if c.Task.ID == "boom" {
+				var m map[string]int
+				m["x"] = 1
+			}
+			return &Result{Answer: "ok"}, nil
+		}})
+	}()
+	got, err := b.Wait(ctx, "boom", "fine")
+	stop()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].State != Failed || !strings.Contains(got[0].Reason, "the worker's run panicked: assignment to entry in nil map") || got[1].State != Done {
+		t.Errorf("records: %+v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -315,7 +316,7 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 	go w.heartbeat(runCtx, msg, claim, cancelRun, hbDone)
 	times.Started = time.Now()
 	log.Info("board: running", "task", id, "worker", name, "attempt", attempt)
-	res, runErr := w.cfg.Run(runCtx, claim)
+	res, runErr := w.run(runCtx, claim)
 	times.Finished = time.Now()
 	cause := context.Cause(runCtx)
 	cancelRun(nil)
@@ -399,6 +400,18 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 	if err := b.settleDependents(bctx, id); err != nil {
 		log.Warn("board: settling dependents", "task", id, "err", err)
 	}
+}
+
+// run calls the RunFunc; a panic in it fails the task instead of the
+// worker process.
+func (w *workers) run(ctx context.Context, c *Claim) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.cfg.Logger.Error("board: the run panicked", "task", c.Task.ID, "panic", p, "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("the worker's run panicked: %v", p)
+		}
+	}()
+	return w.cfg.Run(ctx, c)
 }
 
 var (

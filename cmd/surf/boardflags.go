@@ -90,7 +90,7 @@ func (f *boardFlags) open(ctx context.Context, cli *CLI, mutate func(*board.Conf
 	if err != nil {
 		where := cfg.Dir
 		if cfg.URL != "" {
-			where = cfg.URL
+			where = board.RedactURL(cfg.URL)
 		}
 		return nil, withHint(fmt.Errorf("opening the board: %w", err), "the board lives at "+where+"; check --data or --nats")
 	}
