@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 )
 
 // mcpClientDir holds the TypeScript MCP client (package.json pinning the
@@ -81,7 +82,7 @@ type tsSummary struct {
 // client written by others (the official TypeScript SDK, from npm) adds a
 // diamond of tasks through "surf serve --board", waits for them with
 // progress notifications, and reads their results. The tasks are run by
-// workers over the same data directory, in this process.
+// a "surf work" process on the same board, in a real browser.
 func TestBoardTypeScriptClient(t *testing.T) {
 	node := needMCPClient(t)
 	data := t.TempDir()
@@ -89,40 +90,44 @@ func TestBoardTypeScriptClient(t *testing.T) {
 
 	url, _ := startServeHTTP(t, token, true, "--image", "none", "--board", "--data", data)
 
-	// Workers on the same board: surf serve started its embedded server
-	// over data, and this process joins it.
+	// The workers: a "surf work" process on the same board (surf serve
+	// started its embedded server over data), with a fake model that
+	// reads the start page and answers its title.
+	site, err := demosite.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(site.Close)
+	modelURL, stopModel, err := startWorkModel(&workModel{steps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopModel)
+	work := surfCmd("work", "--workers", "2", "--name", "ts-work", "--data", data, "--allow", site.Host, "--model", "test-model")
+	work.Env = append(work.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key")
+	var workOut syncBuffer
+	work.Stdout, work.Stderr = &workOut, &workOut
+	if err := work.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		work.Process.Signal(os.Interrupt)
+		if err := work.Wait(); err != nil {
+			t.Errorf("surf work: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("surf work's output:\n%s", workOut.String())
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	b, err := board.Open(ctx, board.Config{Dir: data})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- b.Work(wctx, board.WorkConfig{Workers: 2, Name: "ts-test", Run: func(ctx context.Context, c *board.Claim) (*board.Result, error) {
-			c.Progress(ctx, "reading "+c.Task.ID)
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(300 * time.Millisecond):
-			}
-			j, err := c.PutFile(ctx, "journal.jsonl", strings.NewReader(`{"task":"`+c.Task.ID+`"}`+"\n"))
-			if err != nil {
-				return nil, err
-			}
-			return &board.Result{Answer: "title for " + c.Task.ID, EndReason: "answered", Steps: 1, Journal: j}, nil
-		}})
-	}()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("workers: %v", err)
-		}
-		b.Close()
-	})
+	t.Cleanup(func() { b.Close() })
 
-	run := exec.CommandContext(ctx, node, "board.mjs", "--url", url, "--token", token, "--timeout", "3m")
+	run := exec.CommandContext(ctx, node, "board.mjs", "--url", url, "--token", token, "--timeout", "3m", "--start-url", site.URL+"/")
 	run.Dir = mcpClientDir
 	var out, errOut bytes.Buffer
 	run.Stdout, run.Stderr = &out, &errOut
@@ -152,7 +157,7 @@ func TestBoardTypeScriptClient(t *testing.T) {
 		t.Fatalf("board_wait: %+v", sum.Wait)
 	}
 	for _, tk := range sum.Wait.Tasks {
-		if tk.State != "done" || tk.Answer != "title for "+tk.ID {
+		if tk.State != "done" || !strings.HasPrefix(tk.Answer, "seen: ") || len(tk.Answer) == len("seen: ") {
 			t.Errorf("waited %s: %+v", tk.ID, tk)
 		}
 	}
