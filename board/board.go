@@ -10,7 +10,8 @@
 // the machine that opens the same directory, so one machine needs nothing
 // installed; Config.URL points it at a real NATS cluster instead. Add puts
 // tasks on the board (refusing unknown dependencies and cycles), Work runs
-// them, Wait and Watch follow them.
+// them, Wait and Watch follow them. docs/DESIGN.md ("board") describes the
+// orderings that make a crash at any point harmless.
 package board
 
 import (
