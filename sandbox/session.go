@@ -381,12 +381,20 @@ func (s *Session) NewPage(ctx context.Context) (playwright.Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening a page: %w", cleanPlaywrightError(err))
 	}
-	if s.gate == nil {
-		return p, nil
+	if s.gate != nil {
+		if err := s.gate.waitPage(ctx, p); err != nil {
+			p.Close()
+			return nil, err
+		}
 	}
-	if err := s.gate.waitPage(ctx, p); err != nil {
+	// A new page's initial blank document paints at the window's size
+	// (1280x633 for a 1280x720 viewport) until the page holds a document
+	// of its own; on a busy machine it sometimes paints at the viewport's.
+	// A blank document of its own makes screenshots of it the viewport's
+	// size every time.
+	if _, err := p.Goto("about:blank"); err != nil {
 		p.Close()
-		return nil, err
+		return nil, fmt.Errorf("opening a page: %w", cleanPlaywrightError(err))
 	}
 	return p, nil
 }

@@ -132,19 +132,14 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 			sleepCtx(ctx, 50*time.Millisecond)
 			_ = s.waitLoad(ctx, t, playwright.LoadStateDomcontentloaded, 2*time.Second)
 		case errors.Is(err, errResizing):
-			if attempt == 2 {
-				// it stays so: this is the page as it is
+			if attempt == 2 || obs.URL == "about:blank" {
+				// It stays so (a blank popup keeps the window's size
+				// until it holds a document): this is the page as it is.
 				s.seq, s.last, err = obs.Seq, obs, nil
 				continue
 			}
 			s.log.Debug("observing a page being resized; again")
-			if t := s.tabs[s.active]; t.page.URL() == "about:blank" {
-				// A blank tab that never painted keeps the window's
-				// size until it holds a document of its own.
-				_, _ = t.page.Goto("about:blank")
-			} else {
-				sleepCtx(ctx, 100*time.Millisecond)
-			}
+			sleepCtx(ctx, 100*time.Millisecond)
 		case errors.Is(err, context.DeadlineExceeded):
 			// A request the browser dropped (one sent as the document
 			// changed) is not answered; asked again, it is.
@@ -266,9 +261,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 }
 
 // errResizing is an observation whose screenshot does not have the
-// viewport's proportions: a new tab's initial blank document paints at
-// the window's size (1280x633 for a 1280x720 viewport), and on a busy
-// machine it sometimes does not, so the model would see either.
+// viewport's proportions: a page painting at the window's size rather
+// than the session's viewport, for a moment (see sandbox.Session.NewPage
+// for the case that lasts).
 var errResizing = errors.New("the screenshot does not have the viewport's size: the page is being resized")
 
 // shotFitsViewport reports whether obs's image has the proportions of the
