@@ -131,15 +131,6 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 			t := s.tabs[s.active]
 			sleepCtx(ctx, 50*time.Millisecond)
 			_ = s.waitLoad(ctx, t, playwright.LoadStateDomcontentloaded, 2*time.Second)
-		case errors.Is(err, errResizing):
-			if attempt == 2 || obs.URL == "about:blank" {
-				// It stays so (a blank popup keeps the window's size
-				// until it holds a document): this is the page as it is.
-				s.seq, s.last, err = obs.Seq, obs, nil
-				continue
-			}
-			s.log.Debug("observing a page being resized; again")
-			sleepCtx(ctx, 100*time.Millisecond)
 		case errors.Is(err, context.DeadlineExceeded):
 			// A request the browser dropped (one sent as the document
 			// changed) is not answered; asked again, it is.
@@ -252,33 +243,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		return nil, err
 	}
 	obs.Timing.Total = time.Since(start)
-	if !s.shotFitsViewport(obs) {
-		return obs, errResizing
-	}
 	s.seq = obs.Seq
 	s.last = obs
 	return obs, nil
-}
-
-// errResizing is an observation whose screenshot does not have the
-// viewport's proportions: a page painting at the window's size rather
-// than the session's viewport, for a moment (see sandbox.Session.NewPage
-// for the case that lasts).
-var errResizing = errors.New("the screenshot does not have the viewport's size: the page is being resized")
-
-// shotFitsViewport reports whether obs's image has the proportions of the
-// session's viewport (any image fits when there is none).
-func (s *Surfer) shotFitsViewport(obs *Observation) bool {
-	if obs.ImageWidth == 0 || obs.ImageHeight == 0 || s.sess == nil {
-		return true
-	}
-	vp := s.sess.Info().Viewport
-	if vp.Width <= 0 || vp.Height <= 0 {
-		return true
-	}
-	// the same proportions, to within a pixel of the image
-	d := obs.ImageWidth*vp.Height - obs.ImageHeight*vp.Width
-	return max(d, -d) <= max(vp.Width, vp.Height)
 }
 
 // drawn is an observation's image as drawn before the text was done.
