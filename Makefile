@@ -16,12 +16,15 @@ build:
 
 # setup installs what surf needs: as root on Debian/Ubuntu also the system
 # packages (chromium, nodejs, npm, bubblewrap); always the Playwright driver
-# from the npm registry, and the TypeScript MCP client the tests drive
-# surf serve with (testdata/mcpclient, its versions pinned by the
-# committed package-lock.json). Safe to run again.
+# from the npm registry, the TypeScript MCP client the tests drive
+# surf serve with (testdata/mcpclient) and Playwright MCP, the peer that
+# surf bench actions measures surf against (testdata/pwmcp); their
+# versions are pinned by the committed package-lock.json files. Safe to
+# run again.
 setup: build
 	@if [ "$$(id -u)" = 0 ]; then $(SURF) install --with-deps; else $(SURF) install; fi
 	npm ci --prefix testdata/mcpclient --no-audit --no-fund
+	npm ci --prefix testdata/pwmcp --no-audit --no-fund
 
 demo: setup
 	$(SURF) demo
