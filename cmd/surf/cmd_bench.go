@@ -21,7 +21,7 @@ import (
 func init() {
 	c := &command{
 		name:    "bench",
-		summary: "measure observation speed and size, the server under concurrent sessions, or the board",
+		summary: "measure observation speed and size, the server under concurrent sessions, the board, or actions against Playwright MCP",
 		usage: `Usage: surf bench observe --corpus DIR [--rounds N] [--json] [flags]
        surf bench sessions [--n 1,4,8,16,64] [--cycles N] [--json]
 
@@ -44,7 +44,9 @@ Example:
 
 ` + benchSessionsUsage + `
 
-` + benchBoardUsage,
+` + benchBoardUsage + `
+
+` + benchActionsUsage,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		if len(args) > 0 && args[0] == "sessions" {
@@ -53,8 +55,11 @@ Example:
 		if len(args) > 0 && args[0] == "board" {
 			return benchBoard(ctx, cli, c, args[1:])
 		}
+		if len(args) > 0 && args[0] == "actions" {
+			return benchActions(ctx, cli, c, args[1:])
+		}
 		if len(args) == 0 || args[0] != "observe" {
-			return usagef(c, "bench needs a subcommand: observe, sessions or board")
+			return usagef(c, "bench needs a subcommand: observe, sessions, board or actions")
 		}
 		fs := newFlags(c)
 		corpus := fs.String("corpus", "", "")

@@ -1,0 +1,642 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/cmd/surf/internal/benchsite"
+	"github.com/surfkit/surf/internal/tokens"
+	"github.com/surfkit/surf/sandbox"
+)
+
+// benchActionsUsage is the usage of "surf bench actions".
+const benchActionsUsage = `Usage: surf bench actions [--rounds N] [--pwmcp CMD] [--json]
+
+Serves a small fixture site on loopback and drives two MCP servers over
+stdio, in the same run: surf itself ("surf serve", this executable, with
+its default flags and the site's origin allowed) and Playwright MCP
+(pinned in testdata/pwmcp, installed by "make setup"). For each kind of
+action it times the call until the settled page the model reads is back:
+  click_link    click a link (a navigation)
+  click_button  click a button that changes the page in place
+  type_submit   type into a search field and press Enter (a form submit)
+  select        choose an option of a select
+  scroll        scroll the page down by a screen
+  back          go back in history
+surf's tools return the page with the action (click, input_text with
+press_enter, select_option, page_down, history_back). Playwright MCP
+0.0.83's action replies link the page snapshot as a file instead of
+including it, so each of its actions (browser_click, browser_type with
+submit, browser_select_option, browser_press_key PageDown,
+browser_navigate_back) is followed by browser_snapshot, timed with it;
+a reply that does include the snapshot is not followed by one.
+Each sample starts from a fresh navigation to the kind's start page (not
+timed); element ids and refs are read from that page's reply by role and
+name. A sample also checks the action's effect (the next page, the
+changed text, the scroll position): an error result or a missing effect
+is a failure, reported and never timed. Which server goes first
+alternates from sample to sample. The browser's start is not timed.
+
+Playwright MCP runs with --headless --isolated and a config giving the
+Chromium surf uses, a 1280x720 viewport and the flags surf passes its
+browser (--disable-background-networking --disable-component-update
+--disable-sync --no-first-run; --no-sandbox as root).
+
+Flags:
+  --rounds N          samples per action kind and server (default 5)
+  --pwmcp CMD         the command that starts Playwright MCP, split at
+                      spaces; the flags above are appended (default: node
+                      testdata/pwmcp/node_modules/@playwright/mcp/cli.js,
+                      looked for in the current directory and its parents)
+  --json              print one JSON object
+
+It prints, per kind, p50/p90 of the time for each server, the ratio of the
+p50s (surf / Playwright MCP) and the p50 of the reply's text tokens (o200k;
+surf's reply also carries a screenshot, whose size is in the JSON). It
+exits 1 when any sample failed.
+
+Example:
+  surf bench actions --rounds 5`
+
+// benchActionsResult is what "surf bench actions --json" prints.
+type benchActionsResult struct {
+	Rounds int                 `json:"rounds"`
+	Site   string              `json:"site"`
+	Surf   benchServerInfo     `json:"surf"`
+	PWMCP  benchServerInfo     `json:"pwmcp"`
+	Kinds  []actionKindMeasure `json:"kinds"`
+	Failed int                 `json:"failed"`
+}
+
+type benchServerInfo struct {
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Command []string `json:"command"`
+}
+
+// actionKindMeasure is one kind of action on both servers.
+type actionKindMeasure struct {
+	Kind  string       `json:"kind"`
+	Surf  actionSeries `json:"surf"`
+	PWMCP actionSeries `json:"pwmcp"`
+	// RatioP50 is surf's p50 over Playwright MCP's (0 when either has no
+	// successful sample).
+	RatioP50 float64 `json:"ratio_p50"`
+}
+
+// actionSeries is one server's samples of one kind.
+type actionSeries struct {
+	// Tools are the calls timed per sample, e.g. ["browser_click",
+	// "browser_snapshot"].
+	Tools  []string `json:"tools"`
+	OK     int      `json:"ok"`
+	Failed int      `json:"failed"`
+	MSP50  float64  `json:"ms_p50"`
+	MSP90  float64  `json:"ms_p90"`
+	// TokensP50 is the p50 of the text tokens (o200k) of the replies a
+	// sample timed.
+	TokensP50 int `json:"tokens_p50"`
+	// ImageBytesP50 is the p50 of the bytes of the images in them.
+	ImageBytesP50 int `json:"image_bytes_p50"`
+	// SnapshotCalls counts the samples that needed a browser_snapshot
+	// after the action (Playwright MCP only).
+	SnapshotCalls int      `json:"snapshot_calls,omitempty"`
+	Errors        []string `json:"errors,omitempty"`
+
+	ms, toks, imgs []float64
+}
+
+func (s *actionSeries) add(r sampleResult) {
+	if r.err != nil {
+		s.Failed++
+		if len(s.Errors) < 5 {
+			s.Errors = append(s.Errors, clip(r.err.Error(), 300))
+		}
+		return
+	}
+	s.OK++
+	s.ms = append(s.ms, r.ms)
+	s.toks = append(s.toks, float64(r.tokens))
+	s.imgs = append(s.imgs, float64(r.imageBytes))
+	if r.snapshot {
+		s.SnapshotCalls++
+	}
+}
+
+func (s *actionSeries) finish() {
+	s.MSP50, s.MSP90 = pct(s.ms, 50), pct(s.ms, 90)
+	s.TokensP50, s.ImageBytesP50 = int(pct(s.toks, 50)), int(pct(s.imgs, 50))
+}
+
+// sampleResult is one timed action.
+type sampleResult struct {
+	ms         float64
+	tokens     int
+	imageBytes int
+	snapshot   bool // a browser_snapshot call followed the action
+	err        error
+}
+
+// actionKind is one kind of action, as each server does it.
+type actionKind struct {
+	name  string
+	start []string // paths to visit first, not timed; the last one's reply names the target
+	// target is the role and name of the element acted on ("" for none).
+	role, elem string
+	surfTool   string
+	surfArgs   func(id int) map[string]any
+	pwTool     string
+	pwArgs     func(ref string) map[string]any
+	// want is text the settled page must show; scroll checks the
+	// scroll position instead.
+	want string
+}
+
+var actionKinds = []actionKind{
+	{
+		name: "click_link", start: []string{benchsite.Start}, role: "link", elem: "Next page",
+		surfTool: "click", surfArgs: func(id int) map[string]any { return map[string]any{"target_id": id} },
+		pwTool: "browser_click", pwArgs: func(ref string) map[string]any { return map[string]any{"target": ref, "element": "Next page link"} },
+		want: "Second page",
+	},
+	{
+		name: "click_button", start: []string{benchsite.Start}, role: "button", elem: "Show details",
+		surfTool: "click", surfArgs: func(id int) map[string]any { return map[string]any{"target_id": id} },
+		pwTool: "browser_click", pwArgs: func(ref string) map[string]any {
+			return map[string]any{"target": ref, "element": "Show details button"}
+		},
+		want: "Details shown.",
+	},
+	{
+		name: "type_submit", start: []string{benchsite.Start}, role: "textbox", elem: "Search",
+		surfTool: "input_text", surfArgs: func(id int) map[string]any {
+			return map[string]any{"input_field_id": id, "text_value": "harbour", "press_enter": true}
+		},
+		pwTool: "browser_type", pwArgs: func(ref string) map[string]any {
+			return map[string]any{"target": ref, "element": "Search textbox", "text": "harbour", "submit": true}
+		},
+		want: "Results for harbour",
+	},
+	{
+		name: "select", start: []string{benchsite.Start}, role: "combobox", elem: "Colour",
+		surfTool: "select_option", surfArgs: func(id int) map[string]any { return map[string]any{"target_id": id, "option": "Green"} },
+		pwTool: "browser_select_option", pwArgs: func(ref string) map[string]any {
+			return map[string]any{"target": ref, "element": "Colour select", "values": []string{"Green"}}
+		},
+		want: "Chosen: Green",
+	},
+	{
+		name: "scroll", start: []string{benchsite.Long},
+		surfTool: "page_down", surfArgs: func(int) map[string]any { return map[string]any{} },
+		pwTool: "browser_press_key", pwArgs: func(string) map[string]any { return map[string]any{"key": "PageDown"} },
+	},
+	{
+		name: "back", start: []string{benchsite.Start, benchsite.Next},
+		surfTool: "history_back", surfArgs: func(int) map[string]any { return map[string]any{} },
+		pwTool: "browser_navigate_back", pwArgs: func(string) map[string]any { return map[string]any{} },
+		want: "Bench start",
+	},
+}
+
+func benchActions(ctx context.Context, cli *CLI, c *command, args []string) error {
+	fs := newFlags(c)
+	rounds := fs.Int("rounds", 5, "")
+	pwcmd := fs.String("pwmcp", "", "")
+	asJSON := fs.Bool("json", false, "")
+	if err := parseFlags(c, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef(c, "bench actions takes no arguments, got %q", fs.Arg(0))
+	}
+	if *rounds < 1 || *rounds > 100 {
+		return usagef(c, "--rounds must be 1 to 100")
+	}
+	if fs.Changed("pwmcp") && len(strings.Fields(*pwcmd)) == 0 {
+		return usagef(c, "--pwmcp needs a command")
+	}
+	pwArgv := strings.Fields(*pwcmd)
+	if len(pwArgv) == 0 {
+		cliJS, err := findPWMCP()
+		if err != nil {
+			return err
+		}
+		pwArgv = []string{"node", cliJS}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding surf's executable: %w", err)
+	}
+	chromium, err := sandbox.FindChromium(cli.Getenv("SURF_CHROMIUM"))
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "surf-bench-actions-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	site := benchsite.StartServer()
+	defer site.Close()
+	host := strings.TrimPrefix(site.URL, "http://")
+
+	surf, err := startBenchServer(ctx, "surf", exe, []string{"serve", "--allow", host}, "")
+	if err != nil {
+		return err
+	}
+	defer surf.close()
+	cfg, err := pwmcpConfig(tmp, chromium, os.Geteuid() == 0)
+	if err != nil {
+		return err
+	}
+	pw, err := startBenchServer(ctx, "Playwright MCP", pwArgv[0], append(pwArgv[1:], "--headless", "--isolated", "--config", cfg), tmp)
+	if err != nil {
+		return withHint(err, "install it with make setup (npm ci --prefix testdata/pwmcp), or name its command with --pwmcp")
+	}
+	defer pw.close()
+
+	// Warm-up: start both browsers (not timed).
+	for _, s := range []*benchServer{surf, pw} {
+		if err := s.warmUp(ctx, site.URL); err != nil {
+			return err
+		}
+	}
+
+	res := benchActionsResult{Rounds: *rounds, Site: site.URL, Surf: surf.info, PWMCP: pw.info}
+	series := make([][2]actionSeries, len(actionKinds))
+	for r := range *rounds {
+		for k, kind := range actionKinds {
+			servers := []*benchServer{surf, pw}
+			if (r+k)%2 == 1 {
+				servers = []*benchServer{pw, surf}
+			}
+			for _, s := range servers {
+				out := s.sample(ctx, site.URL, kind)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				i := 0
+				if s == pw {
+					i = 1
+				}
+				series[k][i].add(out)
+			}
+		}
+	}
+	for k, kind := range actionKinds {
+		m := actionKindMeasure{Kind: kind.name, Surf: series[k][0], PWMCP: series[k][1]}
+		m.Surf.Tools = []string{kind.surfTool}
+		m.PWMCP.Tools = []string{kind.pwTool}
+		if m.PWMCP.SnapshotCalls > 0 {
+			m.PWMCP.Tools = append(m.PWMCP.Tools, "browser_snapshot")
+		}
+		m.Surf.finish()
+		m.PWMCP.finish()
+		if m.Surf.OK > 0 && m.PWMCP.OK > 0 && m.PWMCP.MSP50 > 0 {
+			m.RatioP50 = float64(int(m.Surf.MSP50/m.PWMCP.MSP50*100+0.5)) / 100
+		}
+		res.Failed += m.Surf.Failed + m.PWMCP.Failed
+		res.Kinds = append(res.Kinds, m)
+	}
+	if *asJSON {
+		if err := json.NewEncoder(cli.Stdout).Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printActionsTable(cli.Stdout, res)
+	}
+	if res.Failed > 0 {
+		return fmt.Errorf("%d samples failed", res.Failed)
+	}
+	return nil
+}
+
+func printActionsTable(w io.Writer, res benchActionsResult) {
+	fmt.Fprintf(w, "surf %s vs %s %s, %d rounds\n", res.Surf.Version, res.PWMCP.Name, res.PWMCP.Version, res.Rounds)
+	fmt.Fprintf(w, "%-13s %-17s %-17s %6s %10s %10s %8s\n", "kind", "surf p50/p90", "pwmcp p50/p90", "ratio", "surf tok", "pwmcp tok", "failed")
+	for _, m := range res.Kinds {
+		fmt.Fprintf(w, "%-13s %-17s %-17s %6.2f %10d %10d %8s\n", m.Kind,
+			fmt.Sprintf("%.0f/%.0f ms", m.Surf.MSP50, m.Surf.MSP90),
+			fmt.Sprintf("%.0f/%.0f ms", m.PWMCP.MSP50, m.PWMCP.MSP90),
+			m.RatioP50, m.Surf.TokensP50, m.PWMCP.TokensP50,
+			fmt.Sprintf("%d/%d", m.Surf.Failed, m.PWMCP.Failed))
+		for _, e := range m.Surf.Errors {
+			fmt.Fprintf(w, "  surf error: %s\n", e)
+		}
+		for _, e := range m.PWMCP.Errors {
+			fmt.Fprintf(w, "  pwmcp error: %s\n", e)
+		}
+	}
+	fmt.Fprintln(w, "ratio: surf p50 / Playwright MCP p50; tokens: p50 of the reply's text (surf also sends a screenshot)")
+}
+
+// findPWMCP looks for testdata/pwmcp's Playwright MCP in the current
+// directory and its parents.
+func findPWMCP() (string, error) {
+	const rel = "testdata/pwmcp/node_modules/@playwright/mcp/cli.js"
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", withHint(fmt.Errorf("Playwright MCP is not installed: no %s here or above", rel),
+				"run make setup in surf's repository (it runs npm ci --prefix testdata/pwmcp), or name its command with --pwmcp")
+		}
+		dir = up
+	}
+}
+
+// pwmcpConfig writes Playwright MCP's configuration to dir: the same
+// Chromium and browser flags as surf, a 1280x720 viewport, output files
+// in dir.
+func pwmcpConfig(dir, chromium string, root bool) (string, error) {
+	args := []string{"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"}
+	if root {
+		args = append([]string{"--no-sandbox"}, args...)
+	}
+	cfg := map[string]any{
+		"browser": map[string]any{
+			"browserName": "chromium",
+			"isolated":    true,
+			"launchOptions": map[string]any{
+				"headless":       true,
+				"executablePath": chromium,
+				"args":           args,
+			},
+			"contextOptions": map[string]any{"viewport": map[string]int{"width": 1280, "height": 720}},
+		},
+		"outputDir": filepath.Join(dir, "out"),
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "pwmcp.json")
+	return p, os.WriteFile(p, b, 0o600)
+}
+
+// benchServer is one MCP server under measure, on stdio.
+type benchServer struct {
+	name   string
+	pw     bool // Playwright MCP's tools, else surf's
+	cmd    *exec.Cmd
+	cs     *mcp.ClientSession
+	info   benchServerInfo
+	stderr *headBuffer
+}
+
+func startBenchServer(ctx context.Context, name, path string, args []string, dir string) (*benchServer, error) {
+	cmd := exec.Command(path, args...)
+	if name == "surf" {
+		cmd.Args[0] = "surf" // the name surf answers to (and its test binary dispatches on)
+	}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so that close can end its browser too
+	stderr := &headBuffer{max: 4096}
+	cmd.Stderr = stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "surf-bench-actions", Version: "1"}, nil)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cs, err := c.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		if cmd.Process != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		}
+		return nil, fmt.Errorf("starting %s (%s): %w: %s", name, strings.Join(cmd.Args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	s := &benchServer{name: name, pw: name != "surf", cmd: cmd, cs: cs, stderr: stderr,
+		info: benchServerInfo{Name: name, Command: append([]string{path}, args...)}}
+	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		s.info.Name, s.info.Version = ir.ServerInfo.Name, ir.ServerInfo.Version
+	}
+	return s, nil
+}
+
+// close ends the session (stdin closed, then SIGTERM, then SIGKILL) and
+// then kills what is left of the server's process group: its browser.
+func (s *benchServer) close() {
+	s.cs.Close()
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// call calls a tool and returns its reply; an error result is an error.
+func (s *benchServer) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	if res.IsError {
+		return res, fmt.Errorf("%s: error result: %s", tool, clip(firstText(res), 200))
+	}
+	return res, nil
+}
+
+// warmUp starts the server's browser with a first visit.
+func (s *benchServer) warmUp(ctx context.Context, site string) error {
+	_, err := s.visit(ctx, site+benchsite.Start, false)
+	if err != nil {
+		return fmt.Errorf("%s: warming up: %w: %s", s.name, err, strings.TrimSpace(s.stderr.String()))
+	}
+	return nil
+}
+
+// visit opens u and returns the page the model reads (for Playwright MCP,
+// a snapshot when page is set, since its navigate reply only links one).
+func (s *benchServer) visit(ctx context.Context, u string, page bool) (string, error) {
+	if !s.pw {
+		res, err := s.call(ctx, "visit_url", map[string]any{"url": u})
+		if err != nil {
+			return "", err
+		}
+		return firstText(res), nil
+	}
+	res, err := s.call(ctx, "browser_navigate", map[string]any{"url": u})
+	if err != nil {
+		return "", err
+	}
+	text := firstText(res)
+	if page && !hasInlineSnapshot(text) {
+		res, err := s.call(ctx, "browser_snapshot", map[string]any{})
+		if err != nil {
+			return "", err
+		}
+		text = firstText(res)
+	}
+	return text, nil
+}
+
+// sample does one kind of action once: the start page (not timed), then
+// the action until its page is back (timed), then the check of its effect.
+func (s *benchServer) sample(ctx context.Context, site string, k actionKind) sampleResult {
+	var page string
+	for i, p := range k.start {
+		var err error
+		if page, err = s.visit(ctx, site+p, i == len(k.start)-1 && k.role != ""); err != nil {
+			return sampleResult{err: fmt.Errorf("opening the start page: %w", err)}
+		}
+	}
+	var tool string
+	var args map[string]any
+	if s.pw {
+		ref := ""
+		if k.role != "" {
+			var err error
+			if ref, err = snapshotRef(page, k.role, k.elem); err != nil {
+				return sampleResult{err: err}
+			}
+		}
+		tool, args = k.pwTool, k.pwArgs(ref)
+	} else {
+		id := 0
+		if k.role != "" {
+			var err error
+			if id, err = observationID(page, k.role, k.elem); err != nil {
+				return sampleResult{err: err}
+			}
+		}
+		tool, args = k.surfTool, k.surfArgs(id)
+	}
+
+	t0 := time.Now()
+	res, err := s.call(ctx, tool, args)
+	if err != nil {
+		return sampleResult{err: err}
+	}
+	replies := []*mcp.CallToolResult{res}
+	snapshot := false
+	if s.pw && !hasInlineSnapshot(firstText(res)) {
+		snap, err := s.call(ctx, "browser_snapshot", map[string]any{})
+		if err != nil {
+			return sampleResult{err: err}
+		}
+		replies, snapshot = append(replies, snap), true
+	}
+	out := sampleResult{ms: msSince(t0), snapshot: snapshot}
+
+	var text strings.Builder
+	for _, r := range replies {
+		text.WriteString(firstText(r))
+		for _, c := range r.Content {
+			if im, ok := c.(*mcp.ImageContent); ok {
+				out.imageBytes += len(im.Data)
+			}
+		}
+	}
+	out.tokens = tokens.Count(text.String())
+	if err := s.check(ctx, k, text.String()); err != nil {
+		return sampleResult{err: err}
+	}
+	return out
+}
+
+// check tells whether the action had its effect, from the page read back
+// (for a scroll on Playwright MCP, whose snapshot does not say where the
+// page is scrolled, by asking the page: not timed).
+func (s *benchServer) check(ctx context.Context, k actionKind, page string) error {
+	if k.want != "" {
+		if !strings.Contains(page, k.want) {
+			return fmt.Errorf("the page read back does not show %q: %s", k.want, clip(strings.Join(strings.Fields(page), " "), 200))
+		}
+		return nil
+	}
+	if !s.pw {
+		if !strings.Contains(page, "down the page") {
+			return fmt.Errorf("the observation does not say the page is scrolled: %s", clip(strings.Join(strings.Fields(page), " "), 200))
+		}
+		return nil
+	}
+	// PageDown scrolls smoothly: wait up to 2 s for the page to move.
+	res, err := s.call(ctx, "browser_evaluate", map[string]any{"function": `async () => {
+  for (let i = 0; i < 40 && window.scrollY === 0; i++) await new Promise(r => setTimeout(r, 50));
+  return window.scrollY;
+}`})
+	if err != nil {
+		return err
+	}
+	m := regexp.MustCompile("(?m)^### Result\\s*\\n+(\\d+(?:\\.\\d+)?)").FindStringSubmatch(firstText(res))
+	if m == nil || m[1] == "0" {
+		return fmt.Errorf("the page did not scroll: window.scrollY is %q", clip(firstText(res), 200))
+	}
+	return nil
+}
+
+// hasInlineSnapshot tells whether a Playwright MCP reply carries the page
+// snapshot itself (0.0.83's action replies link it as a file instead).
+func hasInlineSnapshot(text string) bool {
+	return strings.Contains(text, "### Snapshot\n```yaml")
+}
+
+// snapshotRef finds the ref of the element with role and name in a
+// Playwright MCP snapshot: `- link "Next page" [ref=e5] [cursor=pointer]:`.
+func snapshotRef(snap, role, name string) (string, error) {
+	re := regexp.MustCompile(`(?m)^\s*- ` + regexp.QuoteMeta(role) + ` "` + regexp.QuoteMeta(name) + `"[^\n]*?\[ref=([^\]\s]+)\]`)
+	m := re.FindAllStringSubmatch(snap, -1)
+	switch len(m) {
+	case 0:
+		return "", fmt.Errorf("no %s %q in the snapshot", role, name)
+	case 1:
+		return m[0][1], nil
+	}
+	return "", fmt.Errorf("%d elements %s %q in the snapshot", len(m), role, name)
+}
+
+// observationID finds the id of the element with role and name in a surf
+// observation: `3 button "Show details"`.
+func observationID(obs, role, name string) (int, error) {
+	re := regexp.MustCompile(`(?m)^(\d+) ` + regexp.QuoteMeta(role) + ` "` + regexp.QuoteMeta(name) + `"`)
+	m := re.FindAllStringSubmatch(obs, -1)
+	switch len(m) {
+	case 0:
+		return 0, fmt.Errorf("no %s %q in the observation", role, name)
+	case 1:
+		var id int
+		fmt.Sscan(m[0][1], &id)
+		return id, nil
+	}
+	return 0, fmt.Errorf("%d elements %s %q in the observation", len(m), role, name)
+}
+
+// headBuffer keeps the first max bytes written to it (a server's stderr,
+// for errors) and discards the rest.
+type headBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   bytes.Buffer
+}
+
+func (t *headBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - t.b.Len(); room > 0 {
+		t.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (t *headBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.String()
+}
