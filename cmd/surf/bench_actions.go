@@ -81,8 +81,12 @@ type benchActionsResult struct {
 }
 
 type benchServerInfo struct {
-	Name    string   `json:"name"`
-	Version string   `json:"version"`
+	// Name and Version are what the server says in its initialize reply.
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Package is the npm package and version of a server started from a
+	// cli.js (Playwright MCP's "@playwright/mcp 0.0.83").
+	Package string   `json:"package,omitempty"`
 	Command []string `json:"command"`
 }
 
@@ -235,6 +239,9 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 		}
 		pwArgv = []string{"node", cliJS}
 	}
+	if _, err := exec.LookPath(pwArgv[0]); err != nil {
+		return withHint(fmt.Errorf("starting Playwright MCP: %w", err), "install Node.js (surf install --with-deps does), or name Playwright MCP's command with --pwmcp")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding surf's executable: %w", err)
@@ -267,6 +274,7 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 		return withHint(err, "install it with make setup (npm ci --prefix testdata/pwmcp), or name its command with --pwmcp")
 	}
 	defer pw.close()
+	pw.info.Package = npmPackage(pwArgv)
 
 	// Warm-up: start both browsers (not timed).
 	for _, s := range []*benchServer{surf, pw} {
@@ -325,7 +333,11 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 }
 
 func printActionsTable(w io.Writer, res benchActionsResult) {
-	fmt.Fprintf(w, "surf %s vs %s %s, %d rounds\n", res.Surf.Version, res.PWMCP.Name, res.PWMCP.Version, res.Rounds)
+	peer := res.PWMCP.Package
+	if peer == "" {
+		peer = res.PWMCP.Name + " " + res.PWMCP.Version
+	}
+	fmt.Fprintf(w, "surf %s vs %s, %d rounds\n", res.Surf.Version, peer, res.Rounds)
 	fmt.Fprintf(w, "%-13s %-17s %-17s %6s %10s %10s %8s\n", "kind", "surf p50/p90", "pwmcp p50/p90", "ratio", "surf tok", "pwmcp tok", "failed")
 	for _, m := range res.Kinds {
 		fmt.Fprintf(w, "%-13s %-17s %-17s %6.2f %10d %10d %8s\n", m.Kind,
@@ -363,6 +375,26 @@ func findPWMCP() (string, error) {
 		}
 		dir = up
 	}
+}
+
+// npmPackage is "name version" of the package.json beside the first
+// cli.js of argv, or "".
+func npmPackage(argv []string) string {
+	for _, a := range argv {
+		if filepath.Base(a) != "cli.js" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(a), "package.json"))
+		if err != nil {
+			return ""
+		}
+		var p struct{ Name, Version string }
+		if json.Unmarshal(b, &p) != nil || p.Name == "" {
+			return ""
+		}
+		return p.Name + " " + p.Version
+	}
+	return ""
 }
 
 // pwmcpConfig writes Playwright MCP's configuration to dir: the same
@@ -410,7 +442,9 @@ func startBenchServer(ctx context.Context, name, path string, args []string, dir
 		cmd.Args[0] = "surf" // the name surf answers to (and its test binary dispatches on)
 	}
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so that close can end its browser too
+	// Its own process group, so that close can end its browser too; and
+	// SIGTERM (a clean shutdown) if this process dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	stderr := &headBuffer{max: 4096}
 	cmd.Stderr = stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "surf-bench-actions", Version: "1"}, nil)
@@ -603,8 +637,12 @@ func snapshotRef(snap, role, name string) (string, error) {
 }
 
 // observationID finds the id of the element with role and name in a surf
-// observation: `3 button "Show details"`.
+// observation: `3 button "Show details"`. Only the element list is read,
+// not the page's text fenced after it.
 func observationID(obs, role, name string) (int, error) {
+	if i := strings.Index(obs, "\nvisible text <<<"); i >= 0 {
+		obs = obs[:i]
+	}
 	re := regexp.MustCompile(`(?m)^(\d+) ` + regexp.QuoteMeta(role) + ` "` + regexp.QuoteMeta(name) + `"`)
 	m := re.FindAllStringSubmatch(obs, -1)
 	switch len(m) {
