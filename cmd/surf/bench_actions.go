@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/cmd/surf/internal/benchsite"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/internal/tokens"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -61,6 +62,10 @@ Flags:
                       testdata/pwmcp/node_modules/@playwright/mcp/cli.js,
                       looked for in the current directory and its parents)
   --json              print one JSON object
+  --phases            also split surf's time into its phases, from its
+                      progress notifications: act, settle (waiting for a
+                      reaction to begin, a page to load, the network to go
+                      quiet) and observe
 
 It prints, per kind, p50/p90 of the time for each server, the ratio of the
 p50s (surf / Playwright MCP) and the p50 of the reply's text tokens (o200k;
@@ -116,10 +121,20 @@ type actionSeries struct {
 	ImageBytesP50 int `json:"image_bytes_p50"`
 	// SnapshotCalls counts the samples that needed a browser_snapshot
 	// after the action (Playwright MCP only).
-	SnapshotCalls int      `json:"snapshot_calls,omitempty"`
-	Errors        []string `json:"errors,omitempty"`
+	SnapshotCalls int `json:"snapshot_calls,omitempty"`
+	// ServerMSP50 is the p50 of the time the server says the call took
+	// (surf's action_ms in the result's _meta), without the transport.
+	ServerMSP50 float64 `json:"server_ms_p50,omitempty"`
+	// PhasesMSP50 (with --phases, surf only) splits the call by surf's
+	// progress notifications, as received: act (until surf starts
+	// waiting for the page), settle (waiting for a reaction to begin, a
+	// navigation to load, the network to go quiet), observe (reading the
+	// page until the reply is in).
+	PhasesMSP50 map[string]float64 `json:"phases_ms_p50,omitempty"`
+	Errors      []string           `json:"errors,omitempty"`
 
-	ms, toks, imgs []float64
+	ms, toks, imgs, server []float64
+	phases                 map[string][]float64
 }
 
 func (s *actionSeries) add(r sampleResult) {
@@ -134,6 +149,15 @@ func (s *actionSeries) add(r sampleResult) {
 	s.ms = append(s.ms, r.ms)
 	s.toks = append(s.toks, float64(r.tokens))
 	s.imgs = append(s.imgs, float64(r.imageBytes))
+	if r.serverMS > 0 {
+		s.server = append(s.server, r.serverMS)
+	}
+	for k, v := range r.phases {
+		if s.phases == nil {
+			s.phases = map[string][]float64{}
+		}
+		s.phases[k] = append(s.phases[k], v)
+	}
 	if r.snapshot {
 		s.SnapshotCalls++
 	}
@@ -142,11 +166,20 @@ func (s *actionSeries) add(r sampleResult) {
 func (s *actionSeries) finish() {
 	s.MSP50, s.MSP90 = pct(s.ms, 50), pct(s.ms, 90)
 	s.TokensP50, s.ImageBytesP50 = int(pct(s.toks, 50)), int(pct(s.imgs, 50))
+	s.ServerMSP50 = pct(s.server, 50)
+	for k, v := range s.phases {
+		if s.PhasesMSP50 == nil {
+			s.PhasesMSP50 = map[string]float64{}
+		}
+		s.PhasesMSP50[k] = pct(v, 50)
+	}
 }
 
 // sampleResult is one timed action.
 type sampleResult struct {
 	ms         float64
+	serverMS   float64            // the server's own account, when it gives one
+	phases     map[string]float64 // surf's phases, with --phases
 	tokens     int
 	imageBytes int
 	snapshot   bool // a browser_snapshot call followed the action
@@ -219,6 +252,7 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 	rounds := fs.Int("rounds", 5, "")
 	pwcmd := fs.String("pwmcp", "", "")
 	asJSON := fs.Bool("json", false, "")
+	phases := fs.Bool("phases", false, "")
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
 	}
@@ -264,6 +298,7 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 	if err != nil {
 		return err
 	}
+	surf.phases = *phases
 	defer surf.close()
 	cfg, err := pwmcpConfig(tmp, chromium, os.Geteuid() == 0)
 	if err != nil {
@@ -345,6 +380,10 @@ func printActionsTable(w io.Writer, res benchActionsResult) {
 			fmt.Sprintf("%.0f/%.0f ms", m.PWMCP.MSP50, m.PWMCP.MSP90),
 			m.RatioP50, m.Surf.TokensP50, m.PWMCP.TokensP50,
 			fmt.Sprintf("%d/%d", m.Surf.Failed, m.PWMCP.Failed))
+		if ph := m.Surf.PhasesMSP50; ph != nil {
+			fmt.Fprintf(w, "  surf phases p50: act %.0f ms, settle %.0f ms, observe %.0f ms (action_ms %.0f)\n",
+				ph["act"], ph["settle"], ph["observe"], m.Surf.ServerMSP50)
+		}
 		for _, e := range m.Surf.Errors {
 			fmt.Fprintf(w, "  surf error: %s\n", e)
 		}
@@ -434,6 +473,16 @@ type benchServer struct {
 	cs     *mcp.ClientSession
 	info   benchServerInfo
 	stderr *headBuffer
+
+	phases bool // ask for progress notifications on timed calls (surf)
+	mu     sync.Mutex
+	marks  []progressMark // the notifications of the timed call
+}
+
+// progressMark is a progress notification and when it came.
+type progressMark struct {
+	at  time.Time
+	msg string
 }
 
 func startBenchServer(ctx context.Context, name, path string, args []string, dir string) (*benchServer, error) {
@@ -447,7 +496,16 @@ func startBenchServer(ctx context.Context, name, path string, args []string, dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	stderr := &headBuffer{max: 4096}
 	cmd.Stderr = stderr
-	c := mcp.NewClient(&mcp.Implementation{Name: "surf-bench-actions", Version: "1"}, nil)
+	s := &benchServer{name: name, pw: name != "surf", cmd: cmd, stderr: stderr,
+		info: benchServerInfo{Name: name, Command: append([]string{path}, args...)}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "surf-bench-actions", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			at := time.Now()
+			s.mu.Lock()
+			s.marks = append(s.marks, progressMark{at, r.Params.Message})
+			s.mu.Unlock()
+		},
+	})
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cs, err := c.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
@@ -458,8 +516,7 @@ func startBenchServer(ctx context.Context, name, path string, args []string, dir
 		}
 		return nil, fmt.Errorf("starting %s (%s): %w: %s", name, strings.Join(cmd.Args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	s := &benchServer{name: name, pw: name != "surf", cmd: cmd, cs: cs, stderr: stderr,
-		info: benchServerInfo{Name: name, Command: append([]string{path}, args...)}}
+	s.cs = cs
 	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 		s.info.Name, s.info.Version = ir.ServerInfo.Name, ir.ServerInfo.Version
 	}
@@ -475,9 +532,14 @@ func (s *benchServer) close() {
 
 // call calls a tool and returns its reply; an error result is an error.
 func (s *benchServer) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	return s.callWith(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+}
+
+func (s *benchServer) callWith(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	tool := p.Name
 	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	res, err := s.cs.CallTool(cctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
@@ -553,11 +615,19 @@ func (s *benchServer) sample(ctx context.Context, site string, k actionKind) sam
 		tool, args = k.surfTool, k.surfArgs(id)
 	}
 
+	p := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if s.phases {
+		p.SetProgressToken("bench")
+		s.mu.Lock()
+		s.marks = nil
+		s.mu.Unlock()
+	}
 	t0 := time.Now()
-	res, err := s.call(ctx, tool, args)
+	res, err := s.callWith(ctx, p)
 	if err != nil {
 		return sampleResult{err: err}
 	}
+	end := time.Now()
 	replies := []*mcp.CallToolResult{res}
 	snapshot := false
 	if s.pw && !hasInlineSnapshot(firstText(res)) {
@@ -568,6 +638,12 @@ func (s *benchServer) sample(ctx context.Context, site string, k actionKind) sam
 		replies, snapshot = append(replies, snap), true
 	}
 	out := sampleResult{ms: msSince(t0), snapshot: snapshot}
+	if v, ok := res.Meta[mcpserver.MetaActionMS].(float64); ok {
+		out.serverMS = v
+	}
+	if s.phases {
+		out.phases = s.splitPhases(t0, end)
+	}
 
 	var text strings.Builder
 	for _, r := range replies {
@@ -583,6 +659,35 @@ func (s *benchServer) sample(ctx context.Context, site string, k actionKind) sam
 		return sampleResult{err: err}
 	}
 	return out
+}
+
+// splitPhases splits a timed call from t0 to end by the progress
+// notifications it sent (see actionSeries.PhasesMSP50), or nil when they
+// do not say enough.
+func (s *benchServer) splitPhases(t0, end time.Time) map[string]float64 {
+	// Notifications may be handled just after the reply: give them a moment.
+	var settle, read time.Time
+	for wait := time.Now().Add(200 * time.Millisecond); ; {
+		s.mu.Lock()
+		for _, m := range s.marks {
+			switch {
+			case m.msg == "waiting for the page to settle" && settle.IsZero():
+				settle = m.at
+			case m.msg == "reading the page":
+				read = m.at
+			}
+		}
+		s.mu.Unlock()
+		if (!settle.IsZero() && !read.IsZero()) || time.Now().After(wait) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if settle.IsZero() || read.IsZero() {
+		return nil
+	}
+	ms := func(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1000 }
+	return map[string]float64{"act": ms(t0, settle), "settle": ms(settle, read), "observe": ms(read, end)}
 }
 
 // check tells whether the action had its effect, from the page read back

@@ -40,7 +40,6 @@ func Handler() http.Handler {
 	mux := http.NewServeMux()
 	render := func(w http.ResponseWriter, name string, data any) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
 		if err := pages.ExecuteTemplate(w, name, data); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
