@@ -23,7 +23,7 @@ import (
 )
 
 // benchActionsUsage is the usage of "surf bench actions".
-const benchActionsUsage = `Usage: surf bench actions [--rounds N] [--pwmcp CMD] [--json]
+const benchActionsUsage = `Usage: surf bench actions [--rounds N] [--pwmcp CMD] [--json] [--phases]
 
 Serves a small fixture site on loopback and drives two MCP servers over
 stdio, in the same run: surf itself ("surf serve", this executable, with
@@ -42,7 +42,12 @@ press_enter, select_option, page_down, history_back). Playwright MCP
 including it, so each of its actions (browser_click, browser_type with
 submit, browser_select_option, browser_press_key PageDown,
 browser_navigate_back) is followed by browser_snapshot, timed with it;
-a reply that does include the snapshot is not followed by one.
+a reply that does include the snapshot is not followed by one. (How
+long each server waits for the page differs: Playwright MCP 0.0.83 waits
+500 ms after browser_click and browser_type, and for the load when they
+navigate; browser_select_option and browser_press_key do not wait, and
+browser_navigate_back waits for the commit only. surf waits up to 150 ms
+for a reaction to begin after every action, then for what began.)
 Each sample starts from a fresh navigation to the kind's start page (not
 timed); element ids and refs are read from that page's reply by role and
 name. A sample also checks the action's effect (the next page, the

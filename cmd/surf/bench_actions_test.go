@@ -25,7 +25,7 @@ func needPWMCP(t *testing.T) {
 // its reply measured. Timings are not asserted.
 func TestBenchActions(t *testing.T) {
 	needPWMCP(t)
-	cmd := surfCmd("bench", "actions", "--rounds", "1", "--json")
+	cmd := surfCmd("bench", "actions", "--rounds", "1", "--json", "--phases")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -57,9 +57,16 @@ func TestBenchActions(t *testing.T) {
 		if k.RatioP50 <= 0 {
 			t.Errorf("%s: ratio %v", k.Kind, k.RatioP50)
 		}
-		// surf's reply is the observation, with its screenshot.
+		// surf's reply is the observation, with its screenshot; it says
+		// how long the action took, and its progress splits that time.
 		if !slices.Equal(k.Surf.Tools, []string{wantSurfTool[k.Kind]}) || k.Surf.ImageBytesP50 <= 0 {
 			t.Errorf("%s on surf: tools %q, image %d bytes", k.Kind, k.Surf.Tools, k.Surf.ImageBytesP50)
+		}
+		if ph := k.Surf.PhasesMSP50; k.Surf.ServerMSP50 <= 0 || len(ph) != 3 || ph["act"] <= 0 || ph["settle"] <= 0 || ph["observe"] <= 0 {
+			t.Errorf("%s on surf: action_ms %v, phases %v", k.Kind, k.Surf.ServerMSP50, ph)
+		}
+		if k.PWMCP.ServerMSP50 != 0 || k.PWMCP.PhasesMSP50 != nil {
+			t.Errorf("%s on Playwright MCP: action_ms %v, phases %v (it reports neither)", k.Kind, k.PWMCP.ServerMSP50, k.PWMCP.PhasesMSP50)
 		}
 		// Playwright MCP 0.0.83 links the snapshot from its action
 		// replies: each action is followed by browser_snapshot.
