@@ -299,7 +299,7 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 	defer site.Close()
 	host := strings.TrimPrefix(site.URL, "http://")
 
-	surf, err := startBenchServer(ctx, "surf", exe, []string{"serve", "--allow", host}, "")
+	surf, err := startBenchServer(ctx, "surf", exe, []string{"serve", "--allow", host})
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 	if err != nil {
 		return err
 	}
-	pw, err := startBenchServer(ctx, "Playwright MCP", pwArgv[0], append(pwArgv[1:], "--headless", "--isolated", "--config", cfg), tmp)
+	pw, err := startBenchServer(ctx, "Playwright MCP", pwArgv[0], append(pwArgv[1:], "--headless", "--isolated", "--config", cfg))
 	if err != nil {
 		return withHint(err, "install it with make setup (npm ci --prefix testdata/pwmcp), or name its command with --pwmcp")
 	}
@@ -490,12 +490,11 @@ type progressMark struct {
 	msg string
 }
 
-func startBenchServer(ctx context.Context, name, path string, args []string, dir string) (*benchServer, error) {
+func startBenchServer(ctx context.Context, name, path string, args []string) (*benchServer, error) {
 	cmd := exec.Command(path, args...)
 	if name == "surf" {
 		cmd.Args[0] = "surf" // the name surf answers to (and its test binary dispatches on)
 	}
-	cmd.Dir = dir
 	// Its own process group, so that close can end its browser too; and
 	// SIGTERM (a clean shutdown) if this process dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
