@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,5 +140,20 @@ func TestObservationID(t *testing.T) {
 	dup := strings.Replace(obs, "3 button", "2 link \"Next page\"\n3 button", 1)
 	if _, err := observationID(dup, "link", "Next page"); err == nil || !strings.Contains(err.Error(), `2 elements link "Next page"`) {
 		t.Errorf("two elements of the same role and name: %v", err)
+	}
+}
+
+// A failed sample is counted and reported, never timed.
+func TestActionSeries(t *testing.T) {
+	var s actionSeries
+	s.add(sampleResult{ms: 100, tokens: 50, imageBytes: 1000, serverMS: 90})
+	s.add(sampleResult{ms: 5, err: errors.New("click: error result: no element 99 on this page")})
+	s.add(sampleResult{ms: 300, tokens: 70, imageBytes: 3000, serverMS: 280, snapshot: true})
+	s.finish()
+	if s.OK != 2 || s.Failed != 1 || s.MSP50 != 100 || s.MSP90 != 300 || s.TokensP50 != 50 || s.ImageBytesP50 != 1000 || s.ServerMSP50 != 90 || s.SnapshotCalls != 1 {
+		t.Errorf("%+v", s)
+	}
+	if len(s.Errors) != 1 || !strings.Contains(s.Errors[0], "no element 99") {
+		t.Errorf("errors %q", s.Errors)
 	}
 }
