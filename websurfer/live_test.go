@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
@@ -245,6 +246,17 @@ func TestScreencastSharedAndFollowsTabs(t *testing.T) {
 	if err := s.Screencast(context.Background(), ScreencastOptions{}, nil); err == nil {
 		t.Error("Screencast with no frame function was accepted")
 	}
+
+	// Closing the surfer ends its screencast: the watcher gets ErrClosed.
+	c, stopC := watch(t, s, ScreencastOptions{})
+	nextFrame(t, c, "before closing", func(Frame) bool { return true })
+	s.Close()
+	if err := stopC(); !errors.Is(err, ErrClosed) {
+		t.Errorf("a screencast of a closed surfer returned %v", err)
+	}
+	if err := s.Input(context.Background(), InputEvent{Kind: "click", X: 1, Y: 1}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Input on a closed surfer returned %v", err)
+	}
 }
 
 func TestInputValidatesAndDispatches(t *testing.T) {
@@ -379,6 +391,16 @@ func hasName(names []string, n string) bool {
 	return false
 }
 
+// watchModel, when set by a test, wraps runLive's model.
+var watchModel func(Model) Model
+
+// modelFunc is a Model backed by a function.
+type modelFunc func(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
+
+func (f modelFunc) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	return f(ctx, req)
+}
+
 // runLive runs a task on s with a scripted model and a journal.
 func runLive(t *testing.T, s *Surfer, script *fakeopenai.Script, task string, o RunOptions, mcfg llm.Config) (*fakeopenai.Server, []*Step, string, error) {
 	t.Helper()
@@ -389,6 +411,9 @@ func runLive(t *testing.T, s *Surfer, script *fakeopenai.Script, task string, o 
 		t.Fatal(err)
 	}
 	o.Model = model
+	if o.Model != nil && watchModel != nil {
+		o.Model = watchModel(model)
+	}
 	jpath := filepath.Join(t.TempDir(), "run.jsonl")
 	j, err := journal.Open(jpath, s.Policy().Redact)
 	if err != nil {
@@ -436,12 +461,24 @@ func TestBetweenNoteAndHumanNavigation(t *testing.T) {
 		where, _ = s.Where()
 		return note, nil
 	}
+	var asking []Activity
+	watchModel = func(m Model) Model {
+		return modelFunc(func(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+			asking = append(asking, s.Activity())
+			return m.CreateChatCompletion(ctx, req)
+		})
+	}
+	defer func() { watchModel = nil }()
 	fake, steps, jpath, err := runLive(t, s, script, "look around", RunOptions{StartURL: sites.A + "/live/page", Between: between}, llm.Config{})
+	watchModel = nil
 	if err != nil {
 		t.Fatal(err)
 	}
 	if end := last(steps); end.EndReason != journal.EndAnswered || len(steps) != 2 {
 		t.Fatalf("the run ended %q after %d steps", end.EndReason, len(steps))
+	}
+	if len(asking) != 2 || asking[0] != ActivityModel || asking[1] != ActivityModel {
+		t.Errorf("the activity while the model was asked: %v", asking)
 	}
 	if calls != 1 || during != ActivityTakenOver || !strings.HasSuffix(where, "/live/form") {
 		t.Errorf("Between: %d calls, activity %q, where %q", calls, during, where)
