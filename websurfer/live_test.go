@@ -191,7 +191,11 @@ func TestScreencastOnlyWhenWatchedAndFramesChange(t *testing.T) {
 		t.Errorf("first frame: viewport %gx%g, url %q, tab %d", first.ViewportWidth, first.ViewportHeight, first.URL, first.Tab)
 	}
 	// The frames are Chromium's screencast, counted on the tab's own
-	// session: the counter above could see them.
+	// session: the counter above could see them (its goroutine may run
+	// after the screencast's).
+	for i := 0; i < 500 && events.Load() == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if events.Load() == 0 {
 		t.Fatal("the frame counter saw no Page.screencastFrame while watching")
 	}
@@ -340,6 +344,13 @@ func TestInputDeniedNavigation(t *testing.T) {
 	}
 	if sites.Requested("/elsewhere") {
 		t.Error("the denied host was reached")
+	}
+	// The block page commits after the denial is reported.
+	for i := 0; i < 500; i++ {
+		if _, title := s.Where(); title == "Blocked by surf" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	obs, err := s.Observe(context.Background())
 	if err != nil {
