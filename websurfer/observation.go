@@ -43,6 +43,10 @@ type Observation struct {
 	ImageWidth  int    `json:"image_width,omitempty"`
 	ImageHeight int    `json:"image_height,omitempty"`
 	Timing      Timing `json:"timing"`
+	// Again is set when the page had not changed since observation Seq,
+	// which is handed out again without reading the page (see
+	// unchanged.go).
+	Again bool `json:"again,omitempty"`
 
 	text  string
 	refs  map[int]*elementRef
@@ -54,6 +58,12 @@ type Observation struct {
 	// marked is how many on-screen elements the text lists, ids 1 to
 	// marked: the set-of-mark image draws those only.
 	marked int
+
+	// state is the page's state as watchScript saw it when the
+	// observation started ("" if it must be read anew), and acts the
+	// surfer's action count then.
+	state string
+	acts  int
 }
 
 // Timing is how long an observation's phases took. The screenshot is
