@@ -59,10 +59,9 @@ type Observation struct {
 	// marked: the set-of-mark image draws those only.
 	marked int
 
-	// state is the page's state as watchScript saw it when the
-	// observation started ("" if it must be read anew), and acts the
-	// surfer's action count then.
-	state string
+	// watch is what watchScript saw when the observation started, and
+	// acts the surfer's action count then (see unchanged.go).
+	watch pageWatch
 	acts  int
 }
 

@@ -46,7 +46,7 @@ func (s *Surfer) ObserveFresh(ctx context.Context) (*Observation, error) {
 		return nil, ErrClosed
 	}
 	if s.last != nil {
-		s.last.state = "" // not to be handed out again
+		s.last.watch.State = "" // not to be handed out again
 	}
 	return s.observe(ctx)
 }
@@ -212,9 +212,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	start := time.Now()
 	t := s.tabs[s.active]
 	obs := &Observation{Seq: s.seq + 1, tab: t, nav: int(t.nav.Load()), taken: start, Unlisted: map[Location]int{}, acts: s.acts}
-	var statec <-chan string
+	var watchc <-chan pageWatch
 	if !t.outOfProcess() && os.Getenv("SURF_NOSTATE") == "" {
-		statec = s.startPageState(ctx, t)
+		watchc = s.startWatch(ctx, t)
 	}
 
 	// The screenshot is taken and decoded while the page is read: the
@@ -264,8 +264,8 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	if err := s.finishImage(obs, <-imgc, pre, preMarks); err != nil {
 		return nil, err
 	}
-	if statec != nil {
-		obs.state = <-statec
+	if watchc != nil {
+		obs.watch = <-watchc
 	}
 	obs.Timing.Total = time.Since(start)
 	s.seq = obs.Seq

@@ -26,22 +26,29 @@ import (
 // misses; what it shows is drawn from the same document, and the
 // observation's text is unaffected.
 
-// watchScript installs the watch on its first run and returns the page's
-// state: a string that changes whenever the page may have changed, or ""
-// when the page must always be read anew.
+// watchScript installs the watch on its first run and returns what it
+// has seen (a pageWatch).
 const watchScript = `(() => {
   let w = globalThis.__surfWatch;
   if (!w) {
-    w = globalThis.__surfWatch = {n: 0, docs: new WeakSet()};
+    w = globalThis.__surfWatch = {n: 0, r: 0, navs: 0, docs: new WeakSet(), waiters: []};
     const bump = () => { w.n++; };
+    const react = () => {
+      w.n++; w.r++;
+      const ws = w.waiters; w.waiters = [];
+      for (const f of ws) f();
+    };
     w.watch = (doc) => {
       if (w.docs.has(doc)) return;
       w.docs.add(doc);
-      new MutationObserver(bump).observe(doc, {subtree: true, childList: true, attributes: true, characterData: true});
-      const win = doc.defaultView;
-      for (const ev of ['scroll', 'input', 'change', 'focusin', 'focusout', 'load', 'error', 'animationstart', 'transitionrun', 'toggle', 'play', 'playing', 'seeked', 'resize', 'pageshow', 'visibilitychange'])
-        (win || doc).addEventListener(ev, bump, true);
+      new MutationObserver(react).observe(doc, {subtree: true, childList: true, attributes: true, characterData: true});
+      const win = doc.defaultView || doc;
+      for (const ev of ['scroll', 'input', 'change', 'toggle'])
+        win.addEventListener(ev, react, true);
+      for (const ev of ['focusin', 'focusout', 'load', 'error', 'animationstart', 'transitionrun', 'play', 'playing', 'seeked', 'resize', 'pageshow', 'visibilitychange'])
+        win.addEventListener(ev, bump, true);
     };
+    if (globalThis.navigation) navigation.addEventListener('navigate', () => { w.navs++; bump(); });
   }
   // A document and its frames' documents, all watched; false if one of
   // them cannot be (another origin's) or may change unseen.
@@ -58,26 +65,38 @@ const watchScript = `(() => {
     }
     return true;
   };
-  if (!fine(document)) return '';
-  return [w.n, scrollX, scrollY, innerWidth, innerHeight, devicePixelRatio].join(',');
+  const state = fine(document) ? [w.n, scrollX, scrollY, innerWidth, innerHeight, devicePixelRatio].join(',') : '';
+  return {state, reactions: w.r, navigations: w.navs};
 })()`
 
-// pageState returns tab t's state as watchScript sees it; "" when the page
-// must be read anew (or the script could not run).
-func (s *Surfer) pageState(ctx context.Context, t *tab) string {
-	var st string
-	if err := t.evaluate(ctx, t.sess, watchScript, &st); err != nil {
-		return ""
-	}
-	return st
+// pageWatch is what watchScript returns. State is a string that changes
+// whenever the page may have changed, "" when the page must always be
+// read anew. Reactions counts the changes a page makes when acted on (DOM
+// mutations, scrolls, input, changed values, details toggled), and
+// Navigations the navigations its documents started.
+type pageWatch struct {
+	State       string `json:"state"`
+	Reactions   int    `json:"reactions"`
+	Navigations int    `json:"navigations"`
+	ok          bool   // read
 }
 
-// startPageState runs pageState on its own goroutine: an observation
-// reads the state as it starts, so that any change while it reads makes
-// the next state differ.
-func (s *Surfer) startPageState(ctx context.Context, t *tab) <-chan string {
-	out := make(chan string, 1)
-	go func() { out <- s.pageState(ctx, t) }()
+// readWatch returns tab t's watch; ok is false if the script could not run.
+func (s *Surfer) readWatch(ctx context.Context, t *tab) pageWatch {
+	var w pageWatch
+	if err := t.evaluate(ctx, t.sess, watchScript, &w); err != nil {
+		return pageWatch{}
+	}
+	w.ok = true
+	return w
+}
+
+// startWatch runs readWatch on its own goroutine: an observation reads
+// the watch as it starts, so that any change while it reads makes the
+// next state differ.
+func (s *Surfer) startWatch(ctx context.Context, t *tab) <-chan pageWatch {
+	out := make(chan pageWatch, 1)
+	go func() { out <- s.readWatch(ctx, t) }()
 	return out
 }
 
@@ -86,7 +105,7 @@ func (s *Surfer) startPageState(ctx context.Context, t *tab) <-chan string {
 func (s *Surfer) unchanged(ctx context.Context) *Observation {
 	o := s.last
 	t := s.tabs[s.active]
-	if o == nil || o.state == "" || o.tab != t || int(t.nav.Load()) != o.nav || o.acts != s.acts {
+	if o == nil || o.watch.State == "" || o.tab != t || int(t.nav.Load()) != o.nav || o.acts != s.acts {
 		return nil
 	}
 	if len(o.Events) > 0 || !blockedNothing(o.Blocked) || t.outOfProcess() {
@@ -99,7 +118,7 @@ func (s *Surfer) unchanged(ctx context.Context) *Observation {
 		return nil
 	}
 	start := time.Now()
-	if st := s.pageState(ctx, t); st != o.state {
+	if w := s.readWatch(ctx, t); w.State != o.watch.State {
 		return nil
 	}
 	again := *o

@@ -21,9 +21,7 @@ import (
 	"fmt"
 	"image"
 	"io"
-	"os"
 	"runtime"
-	"slices"
 	"sync"
 )
 
@@ -62,16 +60,6 @@ type Image struct {
 	ri     int // restart interval in MCUs, 0 if none
 	pix    *image.YCbCr
 	doneMC []bool // MCUs whose pixels are decoded
-
-	// What Encode needs to copy the MCUs Update left alone bit for bit
-	// (a scan without restart intervals): the scan's entropy-coded data
-	// unstuffed (with 8 zero bytes after it), the bit where each MCU
-	// starts in it (and, last, where the data ends), and the Huffman
-	// tables the scan was coded with.
-	ecs    []byte
-	mcuBit []uint64
-	tables [2][4]huffmanSpec // by class (DC, AC) and id
-	dirty  []bool            // MCUs whose coefficients Update changed
 }
 
 // Bounds is the image's rectangle.
@@ -133,11 +121,7 @@ type bitReader struct {
 	n      uint
 	marker byte // the marker the data ran into, 0 if none yet
 	past   int  // zero bytes fed in after the data ended
-	fed    int  // data bytes fed in (stuffing not counted)
 }
-
-// bitPos is how many bits of the unstuffed data have been read.
-func (r *bitReader) bitPos() uint64 { return uint64(r.fed+r.past)*8 - uint64(r.n) }
 
 // overrun reports whether decoding has used bits beyond the data, the
 // zeros fill feeds in once the data ends: the data was cut short.
@@ -165,9 +149,6 @@ func (r *bitReader) fill() {
 				}
 			} else {
 				r.pos++
-			}
-			if r.marker == 0 {
-				r.fed++
 			}
 		}
 		r.acc |= uint64(b) << (56 - r.n)
@@ -334,7 +315,6 @@ func Decode(data []byte) (*Image, error) {
 					return nil, errFormat("bad DHT")
 				}
 				vals := append([]byte(nil), seg[17:17+total]...)
-				m.tables[tc][th] = huffmanSpec{counts, vals}
 				t := &dc[th]
 				if tc == 1 {
 					t = &ac[th]
@@ -476,14 +456,7 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 	r := &bitReader{data: rest}
 	var pred [3]int32
 	total := m.mcusX * m.mcusY
-	if m.ri == 0 {
-		m.ecs = unstuff(rest)
-		m.mcuBit = make([]uint64, total+1)
-	}
 	for mcu := 0; mcu < total; mcu++ {
-		if m.mcuBit != nil {
-			m.mcuBit[mcu] = r.bitPos()
-		}
 		if m.ri > 0 && mcu > 0 && mcu%m.ri == 0 {
 			if err := r.restart(); err != nil {
 				return 0, err
@@ -509,12 +482,6 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 			return 0, errFormat("data ends early")
 		}
 	}
-	if m.mcuBit != nil {
-		m.mcuBit[total] = r.bitPos()
-		if m.mcuBit[total] > uint64(len(m.ecs)-8)*8 {
-			m.ecs, m.mcuBit = nil, nil // cannot happen: decoding checks overrun
-		}
-	}
 	// Skip to the marker that ends the scan.
 	used := r.pos
 	if r.marker == 0 {
@@ -523,27 +490,6 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 		}
 	}
 	return used, nil
-}
-
-// unstuff returns the entropy-coded data at the start of rest, up to the
-// first marker, without its stuffed zero bytes, followed by 8 zero bytes
-// (so that bits can be read 64 at a time up to its end).
-func unstuff(rest []byte) []byte {
-	out := make([]byte, 0, len(rest)+8)
-	for {
-		i := bytes.IndexByte(rest, 0xFF)
-		if i < 0 {
-			out = append(out, rest...)
-			break
-		}
-		out = append(out, rest[:i]...)
-		if i+1 >= len(rest) || rest[i+1] != 0x00 {
-			break // a marker
-		}
-		out = append(out, 0xFF)
-		rest = rest[i+2:]
-	}
-	return append(out, make([]byte, 8)...)
 }
 
 func decodeBlock(r *bitReader, b *coefs, dc, ac *huffDec, pred *int32) error {
@@ -700,9 +646,6 @@ func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 			return fmt.Errorf("jpegpatch: image sampling %v, want %v", img.SubsampleRatio, sr)
 		}
 	}
-	if m.dirty == nil {
-		m.dirty = make([]bool, m.mcusX*m.mcusY)
-	}
 	for _, k := range m.mcusCovering(rects) {
 		mx, my := k%m.mcusX, k/m.mcusX
 		decoded := m.pix != nil && m.doneMC[k]
@@ -718,7 +661,6 @@ func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 					if decoded && m.sameAsDecoded(ci, bx, by, &b) {
 						continue
 					}
-					m.dirty[k] = true
 					fdct(&b)
 					q := &m.quant[c.tq]
 					out := &c.blocks[by*c.bw+bx]
@@ -773,30 +715,33 @@ func div(a, b int32) int32 {
 	return -((-a + (b >> 1)) / b)
 }
 
-// Encode writes the image as a baseline JPEG with the same quantization
-// tables. When the scan had no restart intervals, the MCUs Update did not
-// change keep their exact bits and Huffman tables: they are copied, and
-// only the changed MCUs (and the one after each, whose DC difference
-// changes) are coded again. Otherwise the image is coded again with the
-// standard Huffman tables, in parallel segments.
+// Encode writes the image as a baseline JPEG: the same quantization
+// tables, the standard Huffman tables, no restart markers.
 func (m *Image) Encode(w io.Writer) error {
-	if m.ecs != nil {
-		out, ok := m.encodeCopying()
-		if os.Getenv("SURF_JP_TRACE") != "" {
-			fmt.Fprintf(os.Stderr, "JPTRACE copy=%v\n", ok)
-		}
-		if ok {
-			_, err := w.Write(out)
-			return err
-		}
-	}
 	var buf bytes.Buffer
 	buf.Grow(m.w * m.h / 4)
 	e := &encoder{w: &buf}
 	e.bytes(0xFF, 0xD8)
-	m.writeDQT(e)
-	m.writeSOF(e)
+	// DQT: each table in use.
+	for tq := 0; tq < 4; tq++ {
+		used := false
+		for _, c := range m.comps {
+			used = used || c.tq == tq
+		}
+		if !used {
+			continue
+		}
+		e.bytes(0xFF, 0xDB, 0, 67, byte(tq))
+		for _, v := range m.quant[tq] {
+			e.bytes(byte(v))
+		}
+	}
+	// SOF0.
 	nc := len(m.comps)
+	e.bytes(0xFF, 0xC0, 0, byte(8+3*nc), 8, byte(m.h>>8), byte(m.h), byte(m.w>>8), byte(m.w), byte(nc))
+	for _, c := range m.comps {
+		e.bytes(c.id, byte(c.h<<4|c.v), byte(c.tq))
+	}
 	// DHT: luminance tables as 0, chrominance as 1.
 	specs := []struct {
 		class, id byte
@@ -883,199 +828,6 @@ func (m *Image) Encode(w io.Writer) error {
 	return err
 }
 
-// writeDQT writes each quantization table in use.
-func (m *Image) writeDQT(e *encoder) {
-	for tq := 0; tq < 4; tq++ {
-		used := false
-		for _, c := range m.comps {
-			used = used || c.tq == tq
-		}
-		if !used {
-			continue
-		}
-		e.bytes(0xFF, 0xDB, 0, 67, byte(tq))
-		for _, v := range m.quant[tq] {
-			e.bytes(byte(v))
-		}
-	}
-}
-
-// writeSOF writes a baseline frame header.
-func (m *Image) writeSOF(e *encoder) {
-	nc := len(m.comps)
-	e.bytes(0xFF, 0xC0, 0, byte(8+3*nc), 8, byte(m.h>>8), byte(m.h), byte(m.w>>8), byte(m.w), byte(nc))
-	for _, c := range m.comps {
-		e.bytes(c.id, byte(c.h<<4|c.v), byte(c.tq))
-	}
-}
-
-// encodeCopying writes the image, copying the bits of the MCUs Update
-// left alone. The MCUs coded again use the scan's Huffman tables; a
-// symbol they lack is added to its table in the code space the table
-// leaves free, which changes no existing code. ok is false if there is
-// not room for it.
-func (m *Image) encodeCopying() (out []byte, ok bool) {
-	tables := m.tables
-	for attempt := 0; attempt < 2; attempt++ {
-		var luts [2][4]huffLUT
-		var used [2][4]bool
-		for _, c := range m.comps {
-			for class, id := range [2]int{c.td, c.ta} {
-				if !used[class][id] {
-					if !lutFor(&luts[class][id], tables[class][id]) {
-						return nil, false
-					}
-					used[class][id] = true
-				}
-			}
-		}
-		data, miss := m.copyScan(&luts)
-		if miss == nil {
-			return m.withHeaders(tables, used, data), true
-		}
-		if attempt > 0 {
-			return nil, false
-		}
-		for class := range luts {
-			for id := range luts[class] {
-				if set := miss[&luts[class][id]]; set != nil {
-					if tables[class][id], ok = extendTable(tables[class][id], set); !ok {
-						return nil, false
-					}
-				}
-			}
-		}
-	}
-	return nil, false
-}
-
-// copyScan codes the scan with luts: the MCUs Update changed, and the one
-// after each, are coded from their coefficients; the rest are copied. If a
-// symbol has no code, it returns the symbols missing from each table.
-func (m *Image) copyScan(luts *[2][4]huffLUT) ([]byte, map[*huffLUT]*[256]bool) {
-	se := &encoder{out: make([]byte, 0, len(m.ecs)+len(m.ecs)/64+64)}
-	var pred [3]int32
-	total := m.mcusX * m.mcusY
-	dirty := func(k int) bool { return m.dirty != nil && m.dirty[k] }
-	for k := 0; k < total; {
-		if dirty(k) || (k > 0 && dirty(k-1)) {
-			mx, my := k%m.mcusX, k/m.mcusX
-			for ci := range m.comps {
-				c := &m.comps[ci]
-				for j := 0; j < c.v; j++ {
-					for i := 0; i < c.h; i++ {
-						b := &c.blocks[(my*c.v+j)*c.bw+mx*c.h+i]
-						pred[ci] = se.block(b, &luts[0][c.td], &luts[1][c.ta], pred[ci])
-					}
-				}
-			}
-			k++
-			continue
-		}
-		// A run of MCUs left alone, after one left alone (or none): their
-		// DC differences hold, so their bits are copied as they are.
-		j := k + 1
-		for j < total && !dirty(j) {
-			j++
-		}
-		se.copyBits(m.ecs, m.mcuBit[k], m.mcuBit[j])
-		mx, my := (j-1)%m.mcusX, (j-1)/m.mcusX
-		for ci := range m.comps {
-			c := &m.comps[ci]
-			pred[ci] = int32(c.blocks[(my*c.v+c.v-1)*c.bw+mx*c.h+c.h-1][0])
-		}
-		k = j
-	}
-	if se.miss != nil {
-		return nil, se.miss
-	}
-	se.emit(0x7F, 7) // pad the last byte with ones
-	return se.out, nil
-}
-
-// withHeaders is the JPEG of the scan data with the given Huffman tables.
-func (m *Image) withHeaders(tables [2][4]huffmanSpec, used [2][4]bool, data []byte) []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(data) + 1024)
-	e := &encoder{w: &buf}
-	e.bytes(0xFF, 0xD8)
-	m.writeDQT(e)
-	m.writeSOF(e)
-	for class := range used {
-		for id, ok := range used[class] {
-			if !ok {
-				continue
-			}
-			sp := tables[class][id]
-			n := 2 + 1 + 16 + len(sp.value)
-			e.bytes(0xFF, 0xC4, byte(n>>8), byte(n), byte(class<<4|id))
-			e.w.Write(sp.count[:])
-			e.w.Write(sp.value)
-		}
-	}
-	nc := len(m.comps)
-	e.bytes(0xFF, 0xDA, 0, byte(6+2*nc), byte(nc))
-	for _, c := range m.comps {
-		e.bytes(c.id, byte(c.td<<4|c.ta))
-	}
-	e.bytes(0, 63, 0)
-	e.w.Write(data)
-	e.bytes(0xFF, 0xD9)
-	return buf.Bytes()
-}
-
-// extendTable adds the symbols in missing to Huffman table sp, with codes
-// longer than any it has, in the code space it leaves free (never the
-// all-ones code, which the standard reserves), so that every code it had
-// keeps its bits. It reports false if they do not fit in 16 bits.
-func extendTable(sp huffmanSpec, missing *[256]bool) (huffmanSpec, bool) {
-	var add []byte
-	for v, ok := range missing {
-		if ok {
-			add = append(add, byte(v))
-		}
-	}
-	longest := 0
-	used := 0 // code space taken, in units of 16-bit codes
-	for l, n := range sp.count {
-		if n > 0 {
-			longest = l + 1
-		}
-		used += int(n) << (15 - l)
-	}
-	for l := longest + 1; l <= 16; l++ {
-		// Codes of length l left, the all-ones code kept free.
-		free := (1<<16-used)>>(16-l) - 1
-		if free >= len(add) {
-			out := huffmanSpec{count: sp.count, value: append(slices.Clone(sp.value), add...)}
-			out.count[l-1] = byte(len(add))
-			return out, true
-		}
-	}
-	return sp, false
-}
-
-// lutFor fills l with the codes of Huffman table sp; it reports false for
-// a table that is not a valid prefix code.
-func lutFor(l *huffLUT, sp huffmanSpec) bool {
-	if len(sp.value) == 0 {
-		return false
-	}
-	code, k := uint32(0), 0
-	for n := 0; n < 16; n++ {
-		for j := byte(0); j < sp.count[n]; j++ {
-			if k >= len(sp.value) {
-				return false
-			}
-			l[sp.value[k]] = uint32(n+1)<<24 | code
-			code++
-			k++
-		}
-		code <<= 1
-	}
-	return true
-}
-
 // huffLUT maps a value to its code (low 24 bits) and length (high 8).
 type huffLUT [256]uint32
 
@@ -1107,19 +859,6 @@ type encoder struct {
 	out []byte
 	acc uint64
 	n   uint
-	// miss holds, by table, the values that had no code in it.
-	miss map[*huffLUT]*[256]bool
-}
-
-// copyBits appends bits [from, to) of src, data without stuffing that
-// has at least 8 bytes after bit to.
-func (e *encoder) copyBits(src []byte, from, to uint64) {
-	for from < to {
-		n := min(to-from, 32)
-		v := binary.BigEndian.Uint64(src[from>>3:]) << (from & 7) >> (64 - n)
-		e.emit(uint32(v), uint32(n))
-		from += n
-	}
 }
 
 func (e *encoder) bytes(b ...byte) { e.w.Write(b) }
@@ -1142,16 +881,6 @@ func (e *encoder) emit(bits, nBits uint32) {
 
 func (e *encoder) huff(l *huffLUT, v int32) {
 	x := l[v]
-	if x == 0 {
-		if e.miss == nil {
-			e.miss = map[*huffLUT]*[256]bool{}
-		}
-		if e.miss[l] == nil {
-			e.miss[l] = new([256]bool)
-		}
-		e.miss[l][v] = true
-		return
-	}
 	e.emit(x&(1<<24-1), x>>24)
 }
 
