@@ -124,6 +124,12 @@ func (l *denialLog) add(d Denial) Denial {
 	return d
 }
 
+func (l *denialLog) pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buf) > 0 || l.dropped > 0
+}
+
 func (l *denialLog) take() ([]Denial, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -446,6 +446,9 @@ func (s *Session) TakeDenials() []Denial {
 	return d
 }
 
+// HasDenials reports whether there are denials for TakeDenials to return.
+func (s *Session) HasDenials() bool { return s.denials.pending() }
+
 // RecordDenial records a denial made outside the sandbox, such as the
 // action gate's (Layer LayerAction): it is redacted, passed to OnDenial
 // and returned by the next TakeDenials like the sandbox's own.

@@ -182,6 +182,7 @@ func (s *Surfer) begin(ctx context.Context) (*tab, func(), error) {
 		s.mu.Unlock()
 		return nil, nil, ErrClosed
 	}
+	s.acts++
 	s.dismissDialog(nil, "another action came first")
 	if err := s.renewCrashed(ctx); err != nil {
 		s.mu.Unlock()

@@ -281,7 +281,7 @@ func (s *Surfer) PageUp(ctx context.Context) (*ActionResult, error) { return s.s
 func (s *Surfer) scrollPage(ctx context.Context, dx, dy int) (*ActionResult, error) {
 	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
 		var pos struct{ Before, After float64 }
-		expr := fmt.Sprintf(`(() => { const b = scrollX + scrollY; scrollBy(%d * Math.max(innerWidth - %d, 1), %d * Math.max(innerHeight - %d, 1)); return {Before: b, After: scrollX + scrollY}; })()`, dx, pageOverlap, dy, pageOverlap)
+		expr := fmt.Sprintf(`(() => { const b = scrollX + scrollY; scrollBy({left: %d * Math.max(innerWidth - %d, 1), top: %d * Math.max(innerHeight - %d, 1), behavior: 'instant'}); return {Before: b, After: scrollX + scrollY}; })()`, dx, pageOverlap, dy, pageOverlap)
 		word := scrollWord(dx, dy)
 		if err := t.evaluate(ctx, t.sess, expr, &pos); err != nil {
 			return nil, pageErr(ctx, err, "could not scroll the page: %s")

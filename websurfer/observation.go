@@ -43,6 +43,10 @@ type Observation struct {
 	ImageWidth  int    `json:"image_width,omitempty"`
 	ImageHeight int    `json:"image_height,omitempty"`
 	Timing      Timing `json:"timing"`
+	// Again is set when the page had not changed since observation Seq,
+	// which is handed out again without reading the page (see
+	// unchanged.go).
+	Again bool `json:"again,omitempty"`
 
 	text  string
 	refs  map[int]*elementRef
@@ -54,6 +58,11 @@ type Observation struct {
 	// marked is how many on-screen elements the text lists, ids 1 to
 	// marked: the set-of-mark image draws those only.
 	marked int
+
+	// watch is what watchScript saw when the observation started, and
+	// acts the surfer's action count then (see unchanged.go).
+	watch pageWatch
+	acts  int
 }
 
 // Timing is how long an observation's phases took. The screenshot is

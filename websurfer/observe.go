@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,20 @@ func (s *Surfer) Observe(ctx context.Context) (*Observation, error) {
 	defer s.unlockPublish()
 	if s.closed {
 		return nil, ErrClosed
+	}
+	return s.observe(ctx)
+}
+
+// ObserveFresh is Observe, but it always reads the page, even when it has
+// not changed since the last observation.
+func (s *Surfer) ObserveFresh(ctx context.Context) (*Observation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.last != nil {
+		s.last.watch.State = "" // not to be handed out again
 	}
 	return s.observe(ctx)
 }
@@ -116,6 +131,9 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	if err := s.renewCrashed(ctx); err != nil {
 		return nil, err
 	}
+	if obs := s.unchanged(ctx); obs != nil {
+		return obs, nil
+	}
 	once := func() (*Observation, error) {
 		actx, cancel := context.WithTimeout(ctx, observePatience)
 		defer cancel()
@@ -193,7 +211,11 @@ func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot) {
 func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	start := time.Now()
 	t := s.tabs[s.active]
-	obs := &Observation{Seq: s.seq + 1, tab: t, nav: int(t.nav.Load()), taken: start, Unlisted: map[Location]int{}}
+	obs := &Observation{Seq: s.seq + 1, tab: t, nav: int(t.nav.Load()), taken: start, Unlisted: map[Location]int{}, acts: s.acts}
+	var watchc <-chan pageWatch
+	if !t.outOfProcess() && os.Getenv("SURF_NOSTATE") == "" {
+		watchc = s.startWatch(ctx, t)
+	}
 
 	// The screenshot is taken and decoded while the page is read: the
 	// browser paints in one process while the renderer answers the rest.
@@ -241,6 +263,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 
 	if err := s.finishImage(obs, <-imgc, pre, preMarks); err != nil {
 		return nil, err
+	}
+	if watchc != nil {
+		obs.watch = <-watchc
 	}
 	obs.Timing.Total = time.Since(start)
 	s.seq = obs.Seq

@@ -115,6 +115,8 @@ type Surfer struct {
 	seq    int
 	last   *Observation
 	closed bool
+	// acts counts the actions begun, for unchanged.go.
+	acts int
 	pol    *policy.Policy
 	// recordCapture, set by tests only, receives each observation's
 	// capture, accessibility nodes and render input (see -record).

@@ -2,6 +2,7 @@ package websurfer
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/surfkit/surf/internal/textcut"
@@ -33,10 +34,14 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	deadline := time.Now().Add(s.cfg.ActionTimeout)
 	start := time.Now()
 	progress(ctx, "waiting for the page to settle")
-	// Did anything start?
+	// Did anything start? A page that changed in itself (and drew it)
+	// without starting a navigation has: see reacted.
+	rctx, stopReact := context.WithCancel(ctx)
+	react := s.reacted(rctx, t, settleStart)
 	waitWhile(ctx, start.Add(settleStart), func() bool {
-		return t.nav.Load() == before && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav()
+		return t.nav.Load() == before && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav() && !closed(react)
 	})
+	stopReact()
 	if ctx.Err() != nil {
 		return t.nav.Load() != before
 	}
@@ -77,6 +82,66 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	s.evmu.Unlock()
 	t.navAsked.Store(0)
 	return t.nav.Load() != before || navigated
+}
+
+// reactGrace is how long surf still waits, once the page has reacted to
+// an action in itself and drawn a frame, for a request or a window the
+// reaction started to be reported (the browser's events reach surf by
+// another path than its scripts' results).
+const reactGrace = 20 * time.Millisecond
+
+// reactScript waits up to %[3]d ms for the page to react (see
+// watchScript) since the watch counted %[1]d reactions and %[2]d
+// navigations, then for the next animation frame; it returns "react",
+// "navigate" if a navigation started, or "none".
+const reactScript = `new Promise(res => {
+  const w = globalThis.__surfWatch;
+  if (!w) { res('none'); return; }
+  let done = false;
+  const fin = () => {
+    if (done) return;
+    done = true;
+    requestAnimationFrame(() => setTimeout(() => res(w.navs !== %[2]d ? 'navigate' : 'react'), 0));
+  };
+  if (w.r !== %[1]d || w.navs !== %[2]d) { fin(); return; }
+  w.waiters.push(fin);
+  setTimeout(() => { if (!done) { done = true; res('none'); } }, %[3]d);
+})`
+
+// reacted returns a channel closed once the page of tab t has reacted to
+// the action just taken in itself (a DOM change, a scroll, an input, a
+// toggle) with no navigation, has drawn a frame since and reactGrace has
+// passed: the start of the action's effects need not be waited for any
+// longer. It returns nil (never closed) when the page's watch has no count
+// to compare with (no observation of this document yet), and the channel
+// stays open if the page does not react within by or ctx ends.
+func (s *Surfer) reacted(ctx context.Context, t *tab, by time.Duration) <-chan struct{} {
+	o := s.last
+	if o == nil || !o.watch.ok || o.tab != t || int(t.nav.Load()) != o.nav {
+		return nil
+	}
+	expr := fmt.Sprintf(reactScript, o.watch.Reactions, o.watch.Navigations, by.Milliseconds())
+	out := make(chan struct{})
+	go func() {
+		var kind string
+		if err := t.evaluate(ctx, t.sess, expr, &kind); err != nil || kind != "react" {
+			return
+		}
+		if sleepCtx(ctx, reactGrace) {
+			close(out)
+		}
+	}()
+	return out
+}
+
+// closed reports whether c is closed (false for nil).
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // waitWhile polls cond until it is false, ctx ends or by passes.

@@ -111,7 +111,8 @@ Example:
 			}
 			defer pprof.StopCPUProfile()
 		}
-		var obsMS, rawMS, ratios []float64
+		var obsMS, rawMS, ratios, againMS, againRatios []float64
+		reused := 0
 		var toks []int
 		phase := map[string][]float64{}
 		for i, name := range pages {
@@ -127,7 +128,7 @@ Example:
 				var o, w float64
 				timeObserve := func() error {
 					t0 := time.Now()
-					obs, err := b.surf.Observe(ctx)
+					obs, err := b.surf.ObserveFresh(ctx)
 					if err != nil {
 						return err
 					}
@@ -158,9 +159,24 @@ Example:
 				}
 				obsMS, rawMS, ratios = append(obsMS, o), append(rawMS, w), append(ratios, o/w)
 			}
+			// The page observed again, unchanged, right after a fresh
+			// observation.
+			if _, err := b.surf.ObserveFresh(ctx); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			t0 := time.Now()
+			again, err := b.surf.Observe(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			a := msSince(t0)
+			if again.Again {
+				reused++
+			}
+			againMS, againRatios = append(againMS, a), append(againRatios, a/pct(obsMS[first:], 50))
 			toks = append(toks, pageTokens)
 			if !*asJSON {
-				fmt.Fprintf(cli.Stderr, "%-40s observe %6.1f ms  raw %6.1f ms  ratio %4.2f  tokens %5d\n", name, pct(obsMS[first:], 50), pct(rawMS[first:], 50), pct(ratios[first:], 50), pageTokens)
+				fmt.Fprintf(cli.Stderr, "%-40s observe %6.1f ms  raw %6.1f ms  ratio %4.2f  again %6.1f ms  tokens %5d\n", name, pct(obsMS[first:], 50), pct(rawMS[first:], 50), pct(ratios[first:], 50), a, pageTokens)
 			}
 		}
 		if len(toks) == 0 {
@@ -176,7 +192,10 @@ Example:
 			RawMSP50: pct(rawMS, 50), RawMSP90: pct(rawMS, 90),
 			RatioP50:  pct(ratios, 50),
 			TokensP50: int(pct(ft, 50)), TokensP90: int(pct(ft, 90)), TokensMax: int(slices.Max(ft)),
-			Rounds: *rounds,
+			Rounds:        *rounds,
+			AgainMSP50:    pct(againMS, 50),
+			AgainRatioP50: pct(againRatios, 50),
+			AgainReused:   reused,
 		}
 		if *phases {
 			for _, k := range []string{"screenshot", "decode", "snapshot", "ax", "draw+encode"} {
@@ -186,8 +205,8 @@ Example:
 		if *asJSON {
 			return json.NewEncoder(cli.Stdout).Encode(res)
 		}
-		fmt.Fprintf(cli.Stdout, "pages %d, %d rounds each\nobserve  p50 %.1f ms  p90 %.1f ms\nraw      p50 %.1f ms  p90 %.1f ms\nobserve/raw p50 %.2f\ntokens   p50 %d  p90 %d  max %d\n",
-			res.Pages, res.Rounds, res.ObserveMSP50, res.ObserveMSP90, res.RawMSP50, res.RawMSP90, res.RatioP50, res.TokensP50, res.TokensP90, res.TokensMax)
+		fmt.Fprintf(cli.Stdout, "pages %d, %d rounds each\nobserve  p50 %.1f ms  p90 %.1f ms\nraw      p50 %.1f ms  p90 %.1f ms\nobserve/raw p50 %.2f\ntokens   p50 %d  p90 %d  max %d\nagain    p50 %.1f ms  again/observe p50 %.2f  (%d of %d pages handed out unchanged)\n",
+			res.Pages, res.Rounds, res.ObserveMSP50, res.ObserveMSP90, res.RawMSP50, res.RawMSP90, res.RatioP50, res.TokensP50, res.TokensP90, res.TokensMax, res.AgainMSP50, res.AgainRatioP50, res.AgainReused, res.Pages)
 		return nil
 	}
 	register(c)
@@ -204,6 +223,12 @@ type benchResult struct {
 	TokensP90    int     `json:"tokens_p90"`
 	TokensMax    int     `json:"tokens_max"`
 	Rounds       int     `json:"rounds"`
+	// Again is an observation of the page right after a fresh one, with
+	// nothing changed: its p50, the p50 of its ratio to the page's fresh
+	// observation, and on how many pages it was handed out unchanged.
+	AgainMSP50    float64 `json:"again_ms_p50"`
+	AgainRatioP50 float64 `json:"again_ratio_p50"`
+	AgainReused   int     `json:"again_reused"`
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }

@@ -1,0 +1,147 @@
+package websurfer
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// An unchanged page, observed again. Observing reads the whole page and
+// takes a screenshot; when nothing has happened to the page since the last
+// observation (no action, no navigation, no event, and the renderer saw no
+// change), that observation is still true and is handed out again, at the
+// cost of one script run instead of a full read.
+//
+// "The renderer saw no change" is a watch surf installs in its isolated
+// world of the page's document (the page cannot see it): a count of DOM
+// mutations and of the events that change what is shown without one
+// (scrolls of any element, input in fields, focus moving, images and
+// frames loading, animations and transitions starting, details toggled,
+// media playing, the window resizing), in the document and in the
+// documents of its same-origin frames, plus the scroll position and the
+// window's size. A page that may change its pixels with none of those
+// (a canvas, a plugin, a playing video or audio, a running animation, a
+// frame of another origin, whose document the watch cannot see) is never
+// reused, nor is a tab with out-of-process frames. An animated GIF is the one change the watch
+// misses; what it shows is drawn from the same document, and the
+// observation's text is unaffected.
+
+// watchScript installs the watch on its first run and returns what it
+// has seen (a pageWatch).
+const watchScript = `(() => {
+  let w = globalThis.__surfWatch;
+  if (!w) {
+    w = globalThis.__surfWatch = {n: 0, r: 0, navs: 0, docs: new WeakSet(), waiters: []};
+    const bump = () => { w.n++; };
+    const react = () => {
+      w.n++; w.r++;
+      const ws = w.waiters; w.waiters = [];
+      for (const f of ws) f();
+    };
+    w.watch = (doc) => {
+      if (w.docs.has(doc)) return;
+      w.docs.add(doc);
+      new MutationObserver(react).observe(doc, {subtree: true, childList: true, attributes: true, characterData: true});
+      const win = doc.defaultView || doc;
+      for (const ev of ['scroll', 'input', 'change', 'toggle'])
+        win.addEventListener(ev, react, true);
+      for (const ev of ['focusin', 'focusout', 'load', 'error', 'animationstart', 'transitionrun', 'play', 'playing', 'seeked', 'resize', 'pageshow', 'visibilitychange'])
+        win.addEventListener(ev, bump, true);
+    };
+    if (globalThis.navigation) navigation.addEventListener('navigate', () => { w.navs++; bump(); });
+  }
+  // A document and its frames' documents, all watched; false if one of
+  // them cannot be (another origin's) or may change unseen.
+  const fine = (doc) => {
+    w.watch(doc);
+    if (doc.readyState !== 'complete') return false;
+    if (doc.querySelector('canvas, embed, object')) return false;
+    for (const m of doc.querySelectorAll('video, audio')) if (!m.paused) return false;
+    if (doc.getAnimations().some(a => a.playState === 'running')) return false;
+    for (const f of doc.querySelectorAll('iframe, frame')) {
+      let d = null;
+      try { d = f.contentDocument; } catch (e) {}
+      if (!d || !fine(d)) return false;
+    }
+    return true;
+  };
+  const state = fine(document) ? [w.n, scrollX, scrollY, innerWidth, innerHeight, devicePixelRatio].join(',') : '';
+  return {state, reactions: w.r, navigations: w.navs};
+})()`
+
+// pageWatch is what watchScript returns. State is a string that changes
+// whenever the page may have changed, "" when the page must always be
+// read anew. Reactions counts the changes a page makes when acted on (DOM
+// mutations, scrolls, input, changed values, details toggled), and
+// Navigations the navigations its documents started.
+type pageWatch struct {
+	State       string `json:"state"`
+	Reactions   int    `json:"reactions"`
+	Navigations int    `json:"navigations"`
+	ok          bool   // read
+}
+
+// readWatch returns tab t's watch; ok is false if the script could not run.
+func (s *Surfer) readWatch(ctx context.Context, t *tab) pageWatch {
+	var w pageWatch
+	if err := t.evaluate(ctx, t.sess, watchScript, &w); err != nil {
+		return pageWatch{}
+	}
+	w.ok = true
+	return w
+}
+
+// startWatch runs readWatch on its own goroutine: an observation reads
+// the watch as it starts, so that any change while it reads makes the
+// next state differ.
+func (s *Surfer) startWatch(ctx context.Context, t *tab) <-chan pageWatch {
+	out := make(chan pageWatch, 1)
+	go func() { out <- s.readWatch(ctx, t) }()
+	return out
+}
+
+// unchanged returns the last observation again if the active tab has not
+// changed since it was taken, or nil.
+func (s *Surfer) unchanged(ctx context.Context) *Observation {
+	o := s.last
+	t := s.tabs[s.active]
+	if o == nil || o.watch.State == "" || o.tab != t || int(t.nav.Load()) != o.nav || o.acts != s.acts {
+		return nil
+	}
+	if len(o.Events) > 0 || !blockedNothing(o.Blocked) || t.outOfProcess() {
+		return nil
+	}
+	s.evmu.Lock()
+	busy := len(s.pending) > 0 || len(s.popups) > 0 || s.opening > 0
+	s.evmu.Unlock()
+	if busy || s.sess.HasDenials() || !slices.Equal(s.tabInfos(), o.Tabs) {
+		return nil
+	}
+	start := time.Now()
+	if w := s.readWatch(ctx, t); w.State != o.watch.State {
+		return nil
+	}
+	again := *o
+	again.Timing = Timing{Total: time.Since(start)}
+	again.Again = true
+	again.taken = start
+	s.last = &again
+	return &again
+}
+
+// blockedNothing reports whether b says nothing was blocked.
+func blockedNothing(b Blocked) bool {
+	return len(b.Navigations) == 0 && b.Requests == 0 && len(b.Hosts) == 0 && b.Unrecorded == 0 && len(b.UnrecordedURLs) == 0
+}
+
+// outOfProcess reports whether the tab has frames in other processes.
+func (t *tab) outOfProcess() bool {
+	t.fmu.Lock()
+	defer t.fmu.Unlock()
+	for _, o := range t.frames {
+		if o != nil {
+			return true
+		}
+	}
+	return false
+}
