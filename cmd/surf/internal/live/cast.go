@@ -136,8 +136,8 @@ func (s *Session) Casts() (started int, running bool) {
 
 // Viewport is the size, in CSS pixels, of the page the live view shows:
 // the latest frame's, for scaling a click on the image to the page.
-func (s *Session) Viewport() (w, h int) {
+func (s *Session) Viewport() (w, h float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.frame.Width, s.frame.Height
+	return s.frame.ViewportWidth, s.frame.ViewportHeight
 }
