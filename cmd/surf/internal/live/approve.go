@@ -58,7 +58,7 @@ func (s *Session) Approver(other policy.Approver) policy.Approver {
 func (s *Session) approve(ctx context.Context, d policy.Decision, other policy.Approver) (bool, error) {
 	a := &approval{ch: make(chan verdict, 1)}
 	reason := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(d.Reason), "ask: "))
-	a.req = ApprovalReq{Tool: d.Tool, URL: s.redact(d.URL), Reason: s.redact(reason), Since: time.Now()}
+	a.req = ApprovalReq{Tool: d.Tool, URL: s.red(d.URL), Reason: s.red(reason), Since: time.Now()}
 	if d.Rule == policy.RuleAsk {
 		a.req.Host = d.Host
 	}

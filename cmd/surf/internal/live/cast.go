@@ -77,7 +77,11 @@ func (s *Session) startCast() {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			err := s.surf.Screencast(ctx, s.castOpts, s.onFrame)
+			surf := s.surfer()
+			err := ErrNoBrowser
+			if surf != nil {
+				err = surf.Screencast(ctx, s.castOpts, s.onFrame)
+			}
 			if ctx.Err() != nil {
 				return
 			}
@@ -90,6 +94,25 @@ func (s *Session) startCast() {
 			}
 		}
 	}()
+}
+
+// restartCast stops the running screencast and starts a new one, on the
+// surfer attached now.
+func (s *Session) restartCast() {
+	s.mu.Lock()
+	stop, done := s.castStop, s.castDone
+	s.castStop = nil
+	s.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	stop()
+	<-done
+	s.mu.Lock()
+	if s.viewers > 0 && s.castStop == nil && !s.closed {
+		s.startCast()
+	}
+	s.mu.Unlock()
 }
 
 // onFrame keeps the latest frame and wakes the viewers.

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/surfkit/surf/sandbox"
 )
 
 // State is what a live session is doing, as the UI shows it.
@@ -85,31 +87,106 @@ type SessionOptions struct {
 	// Owner says who opened the session: "mcp client NAME", "surf run",
 	// "worker W task ID".
 	Owner string
-	// Surfer is the session's browser. Required.
+	// Surfer is the session's browser; nil until Attach gives it (the
+	// surfer's own configuration needs the session's Approver and Help,
+	// so it is often made after the session).
 	Surfer Surfer
 	// Redact hides secrets in what the UI shows (step results, URLs):
 	// the session policy's Redact. Nil shows text as it is.
 	Redact func(string) string
 	// Screencast are the screencast's options while someone watches.
 	Screencast ScreencastOptions
-	// Denials, when set, subscribes to the session's denied requests (a
-	// sandbox Session's OnDenial): the UI shows those made while a person
-	// has the wheel. It returns the unsubscribe function.
+	// Denials, when set, subscribes to the session's denied requests
+	// (SandboxDenials): the UI shows them. It returns the unsubscribe
+	// function.
 	Denials func(func(Denial)) (stop func())
 }
+
+// Attach gives the session its surfer (replacing one that was closed,
+// e.g. after a relaunch) and, when denials is set, subscribes to its
+// denied requests.
+func (s *Session) Attach(surf Surfer, denials func(func(Denial)) (stop func())) {
+	var stop func()
+	if denials != nil {
+		stop = denials(s.denied)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		return
+	}
+	old := s.stopDenials
+	s.surf, s.stopDenials = surf, stop
+	restart := s.castStop != nil
+	s.mu.Unlock()
+	if old != nil {
+		old()
+	}
+	if restart {
+		// the running screencast watches the old surfer: start anew
+		s.restartCast()
+	}
+	s.changed()
+}
+
+// SandboxDenials subscribes to a sandbox session's denials, for
+// SessionOptions.Denials and Attach.
+func SandboxDenials(sess *sandbox.Session) func(func(Denial)) func() {
+	return func(f func(Denial)) func() {
+		return sess.OnDenial(func(d sandbox.Denial) {
+			f(Denial{URL: d.URL, Host: d.Host, Reason: d.Decision.Reason, Navigation: d.Navigation})
+		})
+	}
+}
+
+// SetRedact replaces the function that hides secrets in what the UI
+// shows: the sandbox session's policy, which also redacts what a person
+// typed during a takeover.
+func (s *Session) SetRedact(f func(string) string) {
+	if f == nil {
+		return
+	}
+	s.mu.Lock()
+	s.redact = f
+	s.mu.Unlock()
+}
+
+// red redacts with the session's current function.
+func (s *Session) red(text string) string {
+	s.mu.Lock()
+	f := s.redact
+	s.mu.Unlock()
+	return f(text)
+}
+
+// surfer is the attached surfer, nil if none.
+func (s *Session) surfer() Surfer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.surf
+}
+
+// ErrNoBrowser is the error of a live view of a session whose browser is
+// not open.
+var ErrNoBrowser = errors.New("the session has no browser open now")
 
 // Denial is a request the policy blocked, as the UI shows it.
 type Denial struct {
 	URL    string
 	Host   string
 	Reason string
+	// Navigation is a page's navigation (not a subresource).
+	Navigation bool
 }
 
 // Open registers a session and returns it. Close it when the session
 // ends.
 func (h *Hub) Open(o SessionOptions) (*Session, error) {
-	if o.Surfer == nil {
-		return nil, errors.New("live: a session needs its surfer")
+	if h == nil {
+		return nil, errors.New("live: no hub")
 	}
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
@@ -123,8 +200,8 @@ func (h *Hub) Open(o SessionOptions) (*Session, error) {
 		subs: map[chan Event]struct{}{}, frameCh: make(chan struct{}),
 	}
 	s.log = h.log.With("live", s.id)
-	if o.Denials != nil {
-		s.stopDenials = o.Denials(s.denied)
+	if o.Surfer != nil {
+		s.Attach(o.Surfer, o.Denials)
 	}
 	h.mu.Lock()
 	h.sessions[s.id] = s
@@ -350,8 +427,9 @@ func (s *Session) Begin() (end func()) {
 // Progress records what the session is doing now: a websurfer progress
 // message ("step 3: asking the model"). Pass it to websurfer.WithProgress.
 func (s *Session) Progress(msg string) {
+	msg = s.red(msg)
 	s.mu.Lock()
-	s.doing = s.redact(msg)
+	s.doing = msg
 	s.mu.Unlock()
 	s.changed()
 }
@@ -382,8 +460,11 @@ func (s *Session) State() State {
 
 // Summary is the session's line in the list.
 func (s *Session) Summary() Summary {
-	u, t := s.surf.Where()
-	u, t = s.redact(u), s.redact(t)
+	var u, t string
+	if surf := s.surfer(); surf != nil {
+		u, t = surf.Where()
+		u, t = s.red(u), s.red(t)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.where = [2]string{u, t}
@@ -470,7 +551,7 @@ type Notice struct {
 }
 
 func (s *Session) notice(kind, text string) {
-	n := Notice{At: time.Now(), Kind: kind, Text: s.redact(text)}
+	n := Notice{At: time.Now(), Kind: kind, Text: s.red(text)}
 	s.mu.Lock()
 	s.notices = append(s.notices, n)
 	if len(s.notices) > MaxNotices {
@@ -488,6 +569,9 @@ func (s *Session) denied(d Denial) {
 		by = s.take.by
 	}
 	s.mu.Unlock()
+	if !d.Navigation && by == "" {
+		return // the agent's blocked subresources are in its observations
+	}
 	what := d.URL
 	if what == "" {
 		what = d.Host

@@ -49,12 +49,12 @@ func (s *Session) Step(st *websurfer.Step) {
 		return
 	}
 	info := StepInfo{N: st.N, Verdict: "allow", DurationMS: st.Duration.Milliseconds(), Tokens: st.Usage.Total,
-		At: time.Now(), Done: st.Done, EndReason: string(st.EndReason), Answer: s.redact(st.Answer)}
+		At: time.Now(), Done: st.Done, EndReason: string(st.EndReason), Answer: s.red(st.Answer)}
 	if len(st.Calls) > 0 {
 		c := st.Calls[0]
 		info.Tool = c.Tool
-		info.Target = s.redact(target(c.Args))
-		info.Reasoning = s.redact(textcut.Flat(c.Reasoning, 300))
+		info.Target = s.red(target(c.Args))
+		info.Reasoning = s.red(textcut.Flat(c.Reasoning, 300))
 		if len(st.Calls) > 1 {
 			info.Tool += fmt.Sprintf(" (+%d more)", len(st.Calls)-1)
 		}
@@ -65,7 +65,7 @@ func (s *Session) Step(st *websurfer.Step) {
 	}
 	for _, d := range st.Decisions {
 		if d.Target != "" && info.Target == "" {
-			info.Target = s.redact(d.Target)
+			info.Target = s.red(d.Target)
 		}
 		if v := verdictOf(d); v != "allow" {
 			info.Verdict = v
@@ -73,15 +73,15 @@ func (s *Session) Step(st *websurfer.Step) {
 	}
 	if len(st.Results) > 0 {
 		r := st.Results[0]
-		info.Result = s.redact(textcut.Flat(r.Text, 300))
+		info.Result = s.red(textcut.Flat(r.Text, 300))
 		info.IsError = r.IsError
 	}
 	for _, n := range st.Notes {
-		info.Notes = append(info.Notes, s.redact(textcut.Flat(n, 300)))
+		info.Notes = append(info.Notes, s.red(textcut.Flat(n, 300)))
 	}
 	o := st.Observation
 	if o != nil {
-		info.URL = s.redact(o.URL)
+		info.URL = s.red(o.URL)
 		info.ObserveMS = o.Timing.Total.Milliseconds()
 		info.Image = len(o.Image) > 0
 	}

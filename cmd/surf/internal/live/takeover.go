@@ -52,7 +52,10 @@ func (s *Session) HandBack() error {
 	}
 	s.take = nil
 	s.mu.Unlock()
-	u, title := s.surf.Where()
+	var u, title string
+	if surf := s.surfer(); surf != nil {
+		u, title = surf.Where()
+	}
 	note := handBackNote(time.Since(t.since), u, title)
 	s.mu.Lock()
 	s.note = note
@@ -111,17 +114,18 @@ func (s *Session) Between(ctx context.Context) (string, error) {
 // back, until ctx ends (the surfer bounds it by its help timeout). It
 // returns the hand-back note.
 func (s *Session) Help(ctx context.Context, reason string) (string, error) {
+	why := s.red(reason)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return "", ErrClosed
 	}
-	s.helpWhy, s.helpSince = s.redact(reason), time.Now()
+	s.helpWhy, s.helpSince = why, time.Now()
 	if s.helpWhy == "" {
 		s.helpWhy = "(no reason given)"
 	}
 	s.mu.Unlock()
-	s.notice("help", "the agent asks for help: "+s.redact(reason))
+	s.notice("help", "the agent asks for help: "+s.red(reason))
 	s.changed()
 	defer func() {
 		s.mu.Lock()
@@ -159,10 +163,13 @@ func (s *Session) Help(ctx context.Context, reason string) (string, error) {
 // session is taken over.
 func (s *Session) Input(ctx context.Context, e InputEvent) error {
 	s.mu.Lock()
-	taken := s.take != nil
+	taken, surf := s.take != nil, s.surf
 	s.mu.Unlock()
 	if !taken {
 		return ErrNotTakenOver
 	}
-	return s.surf.Input(ctx, e)
+	if surf == nil {
+		return ErrNoBrowser
+	}
+	return surf.Input(ctx, e)
 }
