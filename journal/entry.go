@@ -19,6 +19,7 @@ const (
 	KindRecovered  Kind = "recovered"   // a lost browser or tab was replaced
 	KindCorrected  Kind = "corrected"   // the model's reply was malformed, or it was warned, and it was told so
 	KindEnded      Kind = "ended"       // the run ended
+	KindTakenOver  Kind = "taken_over"  // a person took over the browser between steps (Message: the note for the model)
 )
 
 // EndReason is why a run ended.

@@ -20,8 +20,10 @@ type Writer struct {
 	path   string
 	images string
 	redact func(string) string
-	now    func() time.Time
-	err    error
+	// more are redactors added with AddRedactor, applied after redact.
+	more []func(string) string
+	now  func() time.Time
+	err  error
 }
 
 // Open creates (or truncates) a journal at path, with an images
@@ -72,9 +74,34 @@ func (j *Writer) Write(e Entry) error {
 	return nil
 }
 
+// AddRedactor adds a redact function every string goes through from now
+// on, after Open's: for text learned during the run, such as what a person
+// typed into the page during a takeover (see policy.Redactions). Nil is
+// ignored.
+func (j *Writer) AddRedactor(f func(string) string) {
+	if j == nil || f == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.more = append(j.more, f)
+}
+
 // clean redacts every string an entry carries.
 func (j *Writer) clean(e Entry) Entry {
+	j.mu.Lock()
+	more := j.more
+	j.mu.Unlock()
 	r := j.redact
+	if len(more) > 0 {
+		r = func(s string) string {
+			s = j.redact(s)
+			for _, f := range more {
+				s = f(s)
+			}
+			return s
+		}
+	}
 	e.Task, e.URL, e.Title, e.Content = r(e.Task), r(e.URL), r(e.Title), r(e.Content)
 	e.Reason, e.Target, e.Result, e.Error = r(e.Reason), r(e.Target), r(e.Result), r(e.Error)
 	e.Message, e.Answer = r(e.Message), r(e.Answer)

@@ -135,7 +135,7 @@ func lowerHex(s string) string {
 // it decodes s, redacts the decoded bytes and encodes them again. A text
 // that does not decode is redacted as it is.
 func (p *Policy) RedactBase64(s string) string {
-	if p == nil || len(p.secrets) == 0 || s == "" {
+	if !p.Redacts() || s == "" {
 		return s
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
@@ -153,7 +153,7 @@ func (p *Policy) RedactBase64(s string) string {
 }
 
 // ContainsSecret reports whether text holds one of the policy's secrets,
-// in any of the forms Redact replaces.
+// or a value of its redaction set, in any of the forms Redact replaces.
 func (p *Policy) ContainsSecret(text string) bool {
 	if p == nil || text == "" {
 		return false
@@ -165,5 +165,5 @@ func (p *Policy) ContainsSecret(text string) bool {
 			}
 		}
 	}
-	return false
+	return p.redactions.Contains(text)
 }

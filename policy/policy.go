@@ -20,6 +20,9 @@ type Policy struct {
 	// approvals, when set, turns Ask into Allow for the hosts a human
 	// approved (see Approvals).
 	approvals *Approvals
+	// redactions, when set, are strings learned at run time that Redact
+	// also replaces (see Redactions).
+	redactions *Redactions
 }
 
 // layer is one compiled Config or Restriction. A Policy's decision is the
@@ -108,9 +111,12 @@ func (p *Policy) Narrow(other *Policy) *Policy {
 	if p.unusable() || other.unusable() {
 		return nil
 	}
-	out := &Policy{secrets: p.secrets, approvals: p.approvals}
+	out := &Policy{secrets: p.secrets, approvals: p.approvals, redactions: p.redactions}
 	if out.approvals == nil {
 		out.approvals = other.approvals
+	}
+	if out.redactions == nil {
+		out.redactions = other.redactions
 	}
 	out.layers = append(append([]*layer(nil), p.layers...), other.layers...)
 	return out
@@ -137,7 +143,7 @@ func (p *Policy) Restrict(r Restriction) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Policy{secrets: p.secrets, approvals: p.approvals}
+	out := &Policy{secrets: p.secrets, approvals: p.approvals, redactions: p.redactions}
 	out.layers = append(append([]*layer(nil), p.layers...), l)
 	return out, nil
 }

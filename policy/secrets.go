@@ -141,11 +141,15 @@ func (p *Policy) Substitute(text, host string) (string, error) {
 
 // Redact replaces every occurrence of a secret's value in text (also in
 // its JSON, HTML, URL, form and base64 encodings, see secretForms) with the
-// secret's placeholder. Use it on everything the model or the journal
-// sees.
+// secret's placeholder, and the values of the policy's redaction set (see
+// WithRedactions) with TypedPlaceholder. Use it on everything the model or
+// the journal sees.
 func (p *Policy) Redact(text string) string {
-	if p == nil || len(p.secrets) == 0 || text == "" {
+	if p == nil || text == "" {
 		return text
+	}
+	if len(p.secrets) == 0 {
+		return p.redactions.Redact(text)
 	}
 	type pair struct{ value, placeholder string }
 	var pairs []pair
@@ -161,5 +165,5 @@ func (p *Policy) Redact(text string) string {
 	for _, pr := range pairs {
 		args = append(args, pr.value, pr.placeholder)
 	}
-	return strings.NewReplacer(args...).Replace(text)
+	return p.redactions.Redact(strings.NewReplacer(args...).Replace(text))
 }

@@ -68,6 +68,32 @@ type denialLog struct {
 	mu      sync.Mutex
 	buf     []Denial
 	dropped int
+	// subs are the subscribers of Session.OnDenial, by id.
+	subs  map[int]func(Denial)
+	subID int
+}
+
+// subscribe adds f to the subscribers until the returned stop is called.
+func (l *denialLog) subscribe(f func(Denial)) func() {
+	if f == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	if l.subs == nil {
+		l.subs = map[int]func(Denial){}
+	}
+	l.subID++
+	id := l.subID
+	l.subs[id] = f
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			delete(l.subs, id)
+			l.mu.Unlock()
+		})
+	}
 }
 
 func (l *denialLog) add(d Denial) Denial {
@@ -84,9 +110,16 @@ func (l *denialLog) add(d Denial) Denial {
 		l.dropped++
 	}
 	l.buf = append(l.buf, d)
+	subs := make([]func(Denial), 0, len(l.subs))
+	for _, f := range l.subs {
+		subs = append(subs, f)
+	}
 	l.mu.Unlock()
 	if l.hook != nil {
 		l.hook(d)
+	}
+	for _, f := range subs {
+		f(d)
 	}
 	return d
 }

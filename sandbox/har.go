@@ -656,7 +656,7 @@ func writeRecording(dst, raw string, pol *policy.Policy) (recordStats, error) {
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
 	w := bufio.NewWriterSize(tmp, 1<<20)
-	redact := len(pol.SecretNames()) > 0
+	redact := pol.Redacts() // secrets, or text a person typed
 	members := 0
 	member := func(name string) {
 		if members > 0 {

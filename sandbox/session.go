@@ -108,6 +108,9 @@ type Session struct {
 
 	// approvals are the hosts approved in this session; pol consults them.
 	approvals *policy.Approvals
+	// redactions are the strings typed by a person in this session; pol
+	// redacts them.
+	redactions *policy.Redactions
 
 	stateMu     sync.Mutex   // guards state; held while saving
 	state       StateFile    // the saved identity, if any
@@ -177,8 +180,12 @@ func (s *Sandbox) NewSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	// Policy) decides with the same approval set: an approved ask host is
 	// open everywhere at once.
 	approvals := policy.NewApprovals()
-	pol = pol.WithApprovals(approvals)
-	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{}), pol: pol, approvals: approvals}
+	// Text a person types into the session's pages (a takeover) is
+	// redacted everywhere the policy redacts: denials, the HAR recording,
+	// and what the websurfer shows the model and writes to the journal.
+	redactions := policy.NewRedactions()
+	pol = pol.WithApprovals(approvals).WithRedactions(redactions)
+	sess := &Session{sb: s, log: log.With("session", id), closed: make(chan struct{}), pol: pol, approvals: approvals, redactions: redactions}
 	sess.denials = &denialLog{pol: pol, hook: cfg.OnDenial}
 	if err := cfg.State.check(); err != nil {
 		return nil, err
@@ -415,6 +422,22 @@ func (s *Session) Approve(host string, ttl time.Duration) error {
 
 // Approvals is the session's set of approved hosts (see Approve).
 func (s *Session) Approvals() *policy.Approvals { return s.approvals }
+
+// Redactions is the session's run-time redaction set: text a person typed
+// into its pages, which the session's policy (Policy) redacts wherever it
+// redacts secrets, the HAR recording included. Add to it before the text
+// can reach a page.
+func (s *Session) Redactions() *policy.Redactions { return s.redactions }
+
+// OnDenial calls f for every denial of the session from now on (after
+// redaction, like TakeDenials' and SessionConfig.OnDenial's), until stop
+// is called; TakeDenials still returns them. f runs on the goroutine that
+// made the denial (the request gate's, the proxy's): it must return
+// quickly and not call back into the session. Several callers may
+// subscribe at once.
+func (s *Session) OnDenial(f func(Denial)) (stop func()) {
+	return s.denials.subscribe(f)
+}
 
 // TakeDenials returns the denials since the last call, oldest first, and
 // forgets them. At most the last 256 are kept between calls.

@@ -93,6 +93,19 @@ type StopActionArgs struct {
 	Answer string `json:"answer" jsonschema:"The final answer to the task, or why it cannot be done, with what you found." schema:"minLength=1,maxLength=20000"`
 }
 
+// RequestHelpArgs is the input of request_help.
+type RequestHelpArgs struct {
+	Reason string `json:"reason" jsonschema:"What the person should do, e.g. 'log in to example.com' or 'solve the CAPTCHA'." schema:"minLength=1,maxLength=2000"`
+}
+
+// RequestHelp asks a person to take over the browser. It is not in
+// Catalog: it belongs to surf's own agent loop (websurfer.Config.Human),
+// not to the tools an MCP client drives itself.
+var RequestHelp = Spec[RequestHelpArgs]{
+	Name:        "request_help",
+	Description: "Ask the person watching this session to take over the browser, for what only a human can do: a login wall, a second factor, a CAPTCHA. Waits (minutes at most) until they hand the browser back, then tells you what they said; the next observation shows the page as they left it. Do not ask for help with things you can do yourself.",
+}
+
 // The catalog. Each spec's Description is what the model reads.
 var (
 	VisitURL = Spec[URLArgs]{

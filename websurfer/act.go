@@ -187,7 +187,7 @@ func (s *Surfer) begin(ctx context.Context) (*tab, func(), error) {
 		s.mu.Unlock()
 		return nil, nil, err
 	}
-	return s.tabs[s.active], s.mu.Unlock, nil
+	return s.tabs[s.active], s.unlockPublish, nil
 }
 
 // target resolves an id of the latest observation for an action.
@@ -250,7 +250,12 @@ func (s *Surfer) gateAction(ctx context.Context, tool string, t *tab, el *Elemen
 // approver was asked.
 func (s *Surfer) decide(ctx context.Context, d policy.Decision, target string, denial func(policy.Decision) sandbox.Denial) (_ policy.Decision, asked bool, _ error) {
 	asked = d.Verdict == policy.Ask
+	restore := func() {}
+	if asked {
+		restore = s.setActivity(ActivityApproval)
+	}
 	d, err := policy.Resolve(ctx, d, s.cfg.Approver)
+	restore()
 	if err != nil {
 		return d, asked, err
 	}

@@ -83,6 +83,15 @@ type RunOptions struct {
 
 	// Journal records the run, if set.
 	Journal *journal.Writer
+	// Between, if set, is called before each step's observation but the
+	// first: a live view pauses the run there while a person takes over
+	// the browser (it may block as long as the takeover lasts; MaxTime
+	// still runs). A non-empty note is given to the model with the next
+	// observation ("The user took over the browser for 42s and handed it
+	// back; ..."), redacted; the observation shows the page as the person
+	// left it (tabs they opened are picked up as after an action). An
+	// error ends the run like a runtime error.
+	Between func(ctx context.Context) (note string, err error)
 	// Relaunch replaces the browser session when the browser crashed or
 	// disconnected; the run reopens the last page and goes on. Nil means
 	// such a run ends with journal.EndError.
@@ -259,6 +268,12 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		Session: r.s.sess.Info(),
 	})
 	r.j.Write(journal.Entry{Event: journal.KindRunStarted, Task: r.task, Config: cfg})
+	// What a person types into the page during a takeover is redacted
+	// from the journal too (the journal's own redact knows the secrets).
+	r.j.AddRedactor(r.s.redactTyped)
+	r.s.setActivity(ActivityWorking)
+	defer r.s.act.now.Store(ActivityIdle)
+	inputs := r.s.inputs.Load()
 	r.msgs = []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: systemPromptFor(r.s.cfg.Image)},
 		{Role: openai.ChatMessageRoleUser, Content: taskMessage(r.task, r.o.StartURL)},
@@ -348,6 +363,20 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 			return
 		}
 
+		// A pause for a person (a takeover), between steps.
+		if n > 1 && r.o.Between != nil {
+			if err := r.between(ctx, n, &inputs); err != nil {
+				st.N = n - 1
+				reason, rerr := why(err)
+				if reason == journal.EndError {
+					rerr = fmt.Errorf("between steps: %w", err)
+				}
+				end(st, reason, "", rerr)
+				return
+			}
+			t0 = time.Now()
+		}
+
 		// Observe.
 		obs, err := r.observe(ctx, st)
 		if err != nil {
@@ -382,7 +411,9 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		}
 		progress(ctx, "asking the model")
 		mctx, mcancel := context.WithTimeout(ctx, r.o.ModelTimeout)
+		restore := r.s.setActivity(ActivityModel)
 		resp, err := r.model.CreateChatCompletion(mctx, req)
+		restore()
 		mcancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -508,6 +539,38 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 			return
 		}
 	}
+}
+
+// between calls RunOptions.Between before step n. After a takeover (a
+// note, or input from a person since the last step) the observation the
+// last action took is stale: the step observes afresh, after picking up
+// the tabs the person opened.
+func (r *run) between(ctx context.Context, n int, inputs *int64) error {
+	restore := r.s.setActivity(ActivityTakenOver)
+	t0 := time.Now()
+	note, err := r.o.Between(ctx)
+	restore()
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := r.s.inputs.Load()
+	touched := now != *inputs
+	*inputs = now
+	note = strings.TrimSpace(note)
+	if note == "" && !touched {
+		return nil
+	}
+	r.fresh = nil
+	r.s.pickUp(ctx)
+	if note != "" {
+		note = r.s.pol.Redact(note)
+		r.notes = append(r.notes, note)
+	}
+	r.j.Write(journal.Entry{Event: journal.KindTakenOver, Step: n - 1, Message: note, Duration: journal.Duration(time.Since(t0))})
+	return nil
 }
 
 // observe takes the step's observation: the one the last action already

@@ -29,7 +29,7 @@ var ErrClosed = errors.New("websurfer: surfer is closed")
 // nothing in the page.
 func (s *Surfer) Observe(ctx context.Context) (*Observation, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlockPublish()
 	if s.closed {
 		return nil, ErrClosed
 	}

@@ -1,12 +1,13 @@
 package websurfer
 
-// redactObservation puts placeholders for the policy's secrets (in any
+// redactObservation puts placeholders for the policy's secrets and the
+// text a person typed into the session (in any
 // encoding Redact knows) in every string an observation hands out: the
 // page's URL after a form submitted a secret holds it form-encoded, a
 // title or a tab may echo it. The text and element values are redacted as
 // they are built.
 func (s *Surfer) redactObservation(o *Observation) {
-	if o == nil || len(s.pol.SecretNames()) == 0 {
+	if o == nil || !s.pol.Redacts() { // secrets, or text a person typed (Input)
 		return
 	}
 	r := s.pol.Redact

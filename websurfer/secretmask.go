@@ -55,7 +55,7 @@ func (s *Surfer) rememberSecretField(r *elementRef) {
 
 // hasSecrets reports whether images may need masks at all.
 func (s *Surfer) hasSecrets() bool {
-	if len(s.pol.SecretNames()) > 0 {
+	if s.pol.Redacts() { // secrets, or text a person typed (Input)
 		return true
 	}
 	s.smu.Lock()

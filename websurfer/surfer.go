@@ -73,6 +73,13 @@ type Config struct {
 	// page larger than that is summarized in chunks (map, then reduce).
 	// Zero means DefaultAskTokens.
 	AskTokens int
+	// Human answers request_help: a person who takes over the browser
+	// (a live view, an MCP elicitation). With nil, request_help is not
+	// offered to the model, and a call to it says no human is available.
+	Human Human
+	// HelpTimeout bounds one request_help wait for Human; zero means
+	// DefaultHelpTimeout. Running out is a tool result, not an error.
+	HelpTimeout time.Duration
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -133,6 +140,16 @@ type Surfer struct {
 	secretFields map[secretField]bool
 
 	dlg dialogState // a confirm or prompt waiting for answer_dialog
+
+	// The live view (live.go): what the surfer does, the tab it shows,
+	// the screencast; gone is set when Close begins.
+	act  activity
+	cast caster
+	gone atomic.Bool
+	// inputs counts the events Input dispatched; red is the session's
+	// redaction set, which Input adds typed text to.
+	inputs atomic.Int64
+	red    atomic.Pointer[policy.Redactions]
 }
 
 // tab is one page of the session.
@@ -162,6 +179,8 @@ type tab struct {
 	title    string // last seen title
 
 	held atomic.Bool // a dialog blocks the page's script (dialogs.go)
+
+	seenTitle atomic.Value // string: the title last read (live.go)
 }
 
 // oopif is an out-of-process frame and its own CDP session.
@@ -201,6 +220,9 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	}
 	if cfg.DialogTimeout <= 0 {
 		cfg.DialogTimeout = DefaultDialogTimeout
+	}
+	if cfg.HelpTimeout <= 0 {
+		cfg.HelpTimeout = DefaultHelpTimeout
 	}
 	if cfg.SearchURL == "" {
 		cfg.SearchURL = DefaultSearchURL
@@ -246,6 +268,7 @@ func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
 		pol = pol.Narrow(s.cfg.Policy)
 	}
 	s.sess, s.cfg.Session, s.pol = sess, sess, pol
+	s.red.Store(sess.Redactions())
 	sess.Context().OnPage(func(p playwright.Page) {
 		s.evmu.Lock()
 		if !s.known[p] {
@@ -264,6 +287,7 @@ func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
 		return err
 	}
 	s.tabs, s.active, s.last = []*tab{t}, 0, nil
+	s.publish()
 	return nil
 }
 
@@ -288,6 +312,8 @@ func (s *Surfer) ReplaceSession(ctx context.Context, sess *sandbox.Session) erro
 	// conversation with the same human.
 	if old := s.sess; old != nil && old != sess {
 		sess.Approvals().CopyFrom(old.Approvals())
+		// So does what the person typed: it stays redacted.
+		sess.Redactions().CopyFrom(old.Redactions())
 	}
 	return s.attach(ctx, sess)
 }
@@ -385,6 +411,8 @@ func (s *Surfer) Session() *sandbox.Session { return s.sess }
 
 // Close closes the surfer's tabs. The session stays open.
 func (s *Surfer) Close() error {
+	s.gone.Store(true)
+	s.stopCast()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

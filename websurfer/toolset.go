@@ -111,6 +111,13 @@ func (s *Surfer) Tools() *tools.Registry {
 		tools.AnswerDialog.Bind(func(ctx context.Context, in tools.AnswerDialogArgs) (*tools.Result, error) {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.AnswerDialog(ctx, in.Accept, in.PromptText) })(ctx)
 		}),
+		tools.RequestHelp.Bind(func(ctx context.Context, in tools.RequestHelpArgs) (*tools.Result, error) {
+			text, err := s.RequestHelp(ctx, in.Reason)
+			if err != nil {
+				return nil, err
+			}
+			return tools.Text(text), nil
+		}),
 		tools.StopAction.Bind(func(ctx context.Context, in tools.StopActionArgs) (*tools.Result, error) {
 			return tools.Text(s.StopAction(in.Answer).Summary), nil
 		}),
@@ -140,6 +147,9 @@ func (s *Surfer) Offered() []string {
 	names := []string{"visit_url", "web_search", "refresh_page", "keypress", "sleep", "read_page", "create_tab", "stop_action"}
 	if s.cfg.Model != nil {
 		names = append(names, "summarize_page", "answer_question")
+	}
+	if s.cfg.Human != nil {
+		names = append(names, "request_help")
 	}
 	if len(s.tabs) > 1 {
 		names = append(names, "switch_tab", "close_tab")
@@ -228,6 +238,10 @@ func (s *Surfer) unavailable(tool string) string {
 	case "summarize_page", "answer_question":
 		if s.cfg.Model == nil {
 			return "no model is configured to read the page with; read_page returns the page's text"
+		}
+	case "request_help":
+		if s.cfg.Human == nil {
+			return noHuman
 		}
 	case "switch_tab", "close_tab":
 		if len(s.tabs) <= 1 {
