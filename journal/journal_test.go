@@ -263,3 +263,28 @@ func FuzzRead(f *testing.F) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestAddRedactor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := Open(path, func(s string) string { return strings.ReplaceAll(s, "hunter2", "<secret:pw>") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Write(Entry{Event: KindObserved, URL: "http://x/?q=plumviolet42&pw=hunter2"})
+	j.AddRedactor(nil)
+	j.AddRedactor(func(s string) string { return strings.ReplaceAll(s, "plumviolet42", "<typed-by-user>") })
+	j.Write(Entry{Event: KindObserved, URL: "http://x/?q=plumviolet42&pw=hunter2", Args: json.RawMessage(`{"q":"plumviolet42"}`)})
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	es, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].URL != "http://x/?q=plumviolet42&pw=<secret:pw>" {
+		t.Fatalf("before AddRedactor: %+v", es)
+	}
+	if es[1].URL != "http://x/?q=<typed-by-user>&pw=<secret:pw>" || strings.Contains(string(es[1].Args), "plumviolet42") {
+		t.Errorf("after AddRedactor: %q %s", es[1].URL, es[1].Args)
+	}
+}

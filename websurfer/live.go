@@ -456,10 +456,13 @@ func (s *Surfer) Input(ctx context.Context, e InputEvent) error {
 	s.inputs.Add(1)
 	mods := int64(e.Modifiers)
 	mouse := func(typ input.DispatchMouseEventType, button input.MouseButton, clicks int64) error {
-		p := input.DispatchMouseEventParams{Type: typ, X: e.X, Y: e.Y, Modifiers: mods, Button: button, ClickCount: clicks}
 		if typ == input.DispatchMouseEventTypeMouseWheel {
-			p.DeltaX, p.DeltaY = e.DeltaX, e.DeltaY
+			// Both deltas are required, zeros included (which the typed
+			// parameters would leave out).
+			return sess.Call(ctx, input.CommandDispatchMouseEvent, map[string]any{"type": typ, "x": e.X, "y": e.Y,
+				"modifiers": mods, "deltaX": e.DeltaX, "deltaY": e.DeltaY}, nil)
 		}
+		p := input.DispatchMouseEventParams{Type: typ, X: e.X, Y: e.Y, Modifiers: mods, Button: button, ClickCount: clicks}
 		_, err := cdp.Call(ctx, sess, input.DispatchMouseEvent, p)
 		return err
 	}
