@@ -165,6 +165,26 @@ func waitChange(t *testing.T, page playwright.Page, before []byte, what string) 
 	return nil
 }
 
+// waitFrame waits until the live view shows a frame. (Polled from Go:
+// the page's CSP forbids the eval that WaitForFunction needs.)
+func waitFrame(t *testing.T, page playwright.Page) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		v, err := page.Evaluate(`document.getElementById("live").naturalWidth`)
+		ok(t, err)
+		if n, _ := v.(int); n > 0 {
+			return
+		}
+		if n, _ := v.(float64); n > 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	src, _ := page.Evaluate(`document.getElementById("live").src`)
+	t.Fatalf("the live view shows no frame (img src %v)", src)
+}
+
 // clickLive clicks the live view at a fraction of its size.
 func clickLive(t *testing.T, page playwright.Page, fx, fy float64) {
 	t.Helper()
@@ -189,7 +209,7 @@ func findID(t *testing.T, o *websurfer.Observation, name string) int {
 // agent acts; Approve lets an ask step proceed and Deny reaches the
 // model; the agent asks for help; the person takes over, clicks a link to
 // a denied host (blocked, and the UI says so), types into a search field
-// and submits it, clicks a button in the live view (the page changes),
+// and submits it, clicks a button in the live view (the frame changes),
 // hands back, and the takeover note is in the agent's next request. What
 // the person typed is in no journal, report, HAR or model request.
 func TestLiveViewAcceptance(t *testing.T) {
@@ -285,7 +305,9 @@ func TestLiveViewAcceptance(t *testing.T) {
 
 	// Open the session from the list.
 	ok(t, row.Locator("a").Click())
-	ok(t, page.WaitForURL("**/s/"+ls.ID()))
+	if err := page.WaitForURL("**/s/"+ls.ID(), playwright.PageWaitForURLOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded}); err != nil {
+		t.Fatalf("opening the session from the list: %v (at %s: %s)", err, page.URL(), must(page.Locator("body").TextContent())(t))
+	}
 
 	// The first ask: the live view shows the shop; approving lets the
 	// click happen, and the frame changes.
@@ -297,11 +319,10 @@ func TestLiveViewAcceptance(t *testing.T) {
 	if st := must(page.Locator("#state").TextContent())(t); st != string(live.WaitingApproval) {
 		t.Errorf("the state is %q while an approval waits", st)
 	}
-	_, err := page.WaitForFunction(`() => document.getElementById("live").naturalWidth > 0`, nil)
-	ok(t, err)
 	if started, running := ls.Casts(); started != 1 || !running {
-		t.Fatalf("with the session page open: %d screencasts started, running %v", started, running)
+		t.Errorf("with the session page open: %d screencasts started, running %v", started, running)
 	}
+	waitFrame(t, page)
 	before := liveShot(t, page)
 	ok(t, approve.Click())
 	waitChange(t, page, before, "the approved click")
@@ -319,8 +340,31 @@ func TestLiveViewAcceptance(t *testing.T) {
 		t.Errorf("the state is %q after Take over", st)
 	}
 	// Wait for a frame that shows the viewport (its size is known).
-	_, err = page.WaitForFunction(`() => document.getElementById("live").naturalWidth > 0`, nil)
-	ok(t, err)
+	waitFrame(t, page)
+
+	// Type into the search field and submit it.
+	clickLive(t, page, 0.25, 0.76)
+	for _, r := range typedSecret { // key by key, as a person types
+		ok(t, page.Keyboard().Press(string(r)))
+	}
+	ok(t, page.Keyboard().Press("Enter"))
+	select {
+	case q := <-site.typed:
+		if q != typedSecret {
+			t.Fatalf("the shop got the search %q, want %q", q, typedSecret)
+		}
+	case <-time.After(30 * time.Second):
+		os.WriteFile("/tmp/liveui-debug.png", liveShot(t, page), 0o644)
+		u, title := surf.Where()
+		notes, _ := page.Locator("#notices").TextContent()
+		t.Fatalf("the search typed in the live view never reached the page (at %s %q); notices: %s", u, title, notes)
+	}
+
+	// Click a button in the live view: the page changes.
+	time.Sleep(300 * time.Millisecond) // let the new page paint before the reference frame
+	before = liveShot(t, page)
+	clickLive(t, page, 0.25, 0.5)
+	waitChange(t, page, before, "the person's click")
 
 	// A link to the denied host: blocked, and the UI says so.
 	clickLive(t, page, 0.75, 0.5)
@@ -332,25 +376,6 @@ func TestLiveViewAcceptance(t *testing.T) {
 	if n := site.canary.Load(); n != 0 {
 		t.Errorf("the denied host got %d requests", n)
 	}
-
-	// Type into the search field and submit it.
-	clickLive(t, page, 0.25, 0.76)
-	ok(t, page.Keyboard().Type(typedSecret))
-	ok(t, page.Keyboard().Press("Enter"))
-	select {
-	case q := <-site.typed:
-		if q != typedSecret {
-			t.Fatalf("the shop got the search %q, want %q", q, typedSecret)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the search typed in the live view never reached the page")
-	}
-
-	// Click a button in the live view: the page changes.
-	time.Sleep(300 * time.Millisecond) // let the new page paint before the reference frame
-	before = liveShot(t, page)
-	clickLive(t, page, 0.25, 0.5)
-	waitChange(t, page, before, "the person's click")
 
 	// Hand back; the run ends.
 	ok(t, page.Locator("#handback").Click())
@@ -404,8 +429,8 @@ func TestLiveViewAcceptance(t *testing.T) {
 	if got := tool(reqs[3]) + user(reqs[3]); !strings.Contains(got, "took over the browser") {
 		t.Errorf("the takeover note is not in the next request:\n%s", got)
 	}
-	if got := user(reqs[3]); !strings.Contains(got, "code revealed 4417") {
-		t.Errorf("the person's click is not in the next observation:\n%s", got)
+	if got := tool(reqs[3]) + user(reqs[3]); !strings.Contains(got, "Blocked by surf") {
+		t.Errorf("the next request does not say where the person left the page (the blocked navigation):\n%s", got)
 	}
 
 	// The typed text is nowhere.
@@ -436,7 +461,7 @@ func TestLiveViewAcceptance(t *testing.T) {
 	}
 
 	// Leaving the session page stops the screencast.
-	must(page.Goto(base+"/"))(t)
+	must(page.Goto(base+"/", playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded}))(t)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, running := ls.Casts(); !running {

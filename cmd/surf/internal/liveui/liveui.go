@@ -284,27 +284,58 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fl.Flush()
-	seq := 0
-	for {
-		f, n, err := s.NextFrame(ctx, seq)
-		if err != nil {
-			return
-		}
-		seq = n
-		// The boundary follows each frame at once, so that the browser
-		// shows it without waiting for the next one.
+	write := func(f live.Frame) bool {
+		// The boundary follows each frame at once.
 		if _, err := fmt.Fprintf(w, "Content-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", len(f.JPEG)); err != nil {
-			return
+			return false
 		}
 		if _, err := w.Write(f.JPEG); err != nil {
-			return
+			return false
 		}
 		if _, err := io.WriteString(w, "\r\n--"+mjpegBoundary+"\r\n"); err != nil {
-			return
+			return false
 		}
 		fl.Flush()
+		return true
+	}
+	seq := 0
+	var last live.Frame
+	repeated := false
+	for {
+		// Chromium shows a part of the stream once the next one starts:
+		// a frame that no other follows soon is sent again, so that a
+		// page that stopped painting is shown as it is.
+		wait := ctx
+		var stop context.CancelFunc = func() {}
+		if seq > 0 {
+			d := mjpegRepeat
+			if repeated {
+				d = mjpegKeepAlive
+			}
+			wait, stop = context.WithTimeout(ctx, d)
+		}
+		f, n, err := s.NextFrame(wait, seq)
+		stop()
+		switch {
+		case err == nil:
+			seq, last, repeated = n, f, false
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			f, repeated = last, true
+		default:
+			return
+		}
+		if !write(f) {
+			return
+		}
 	}
 }
+
+// The live view's stream sends its last frame again after mjpegRepeat
+// without a new one, then every mjpegKeepAlive.
+const (
+	mjpegRepeat    = 250 * time.Millisecond
+	mjpegKeepAlive = 10 * time.Second
+)
 
 func writeImage(w http.ResponseWriter, data []byte, mime string, err error) {
 	if err != nil {

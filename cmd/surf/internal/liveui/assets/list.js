@@ -12,7 +12,11 @@
     return td;
   }
 
+  let shown = "";
   function render(list) {
+    const now = JSON.stringify(list);
+    if (now === shown) return;
+    shown = now;
     body.replaceChildren();
     empty.hidden = list.length > 0;
     for (const s of list) {

@@ -19,7 +19,9 @@
     }
   }
   document.addEventListener("visibilitychange", () => watch(!document.hidden));
-  watch(!document.hidden);
+  // after the page's load event: the stream never ends, and would hold it
+  if (document.readyState === "complete") watch(!document.hidden);
+  else window.addEventListener("load", () => watch(!document.hidden));
 
   function showSOM() {
     if ($("som").checked) {
@@ -85,12 +87,17 @@
     if (!taken) return;
     e.preventDefault();
     const m = mods(e);
-    if (e.key.length === 1 && !(m & 6)) {
-      post("/input", { kind: "type", text: e.key });
-      return;
-    }
-    post("/input", { kind: "key_down", key: e.key, code: e.code, modifiers: m });
+    // A printable key carries its text: the surfer keeps the run of
+    // typing out of every record (journal, HAR, the model's view).
+    const text = e.key.length === 1 && !(m & 6) ? e.key : undefined;
+    post("/input", { kind: "key_down", key: e.key, code: e.code, text: text, modifiers: m });
     post("/input", { kind: "key_up", key: e.key, code: e.code, modifiers: m });
+  });
+  screen.addEventListener("paste", (e) => {
+    if (!taken) return;
+    e.preventDefault();
+    const text = (e.clipboardData && e.clipboardData.getData("text/plain")) || "";
+    if (text) post("/input", { kind: "type", text: text.slice(0, 4096) });
   });
 
   // --- rendering
