@@ -261,7 +261,7 @@ func TestLiveViewAcceptance(t *testing.T) {
 	page := viewer(t)
 
 	// The list, after logging in with the token.
-	must(page.Goto(base+"/?token="+token))(t)
+	must(page.Goto(base + "/?token=" + token))(t)
 	if u := page.URL(); strings.Contains(u, "token") {
 		t.Fatalf("the login did not redirect away from the token: %s", u)
 	}
