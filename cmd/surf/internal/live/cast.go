@@ -26,6 +26,13 @@ type (
 	InputEvent        = websurfer.InputEvent
 )
 
+// DefaultScreencast are the screencast's options when a session sets
+// none: frames at most 800x450, JPEG quality 45, every second frame the
+// page paints. With them a viewer adds no measurable time to a run's
+// steps (liveui's BenchmarkLiveViewStepTime; full-size frames at quality
+// 60 added 14 to 20%).
+var DefaultScreencast = ScreencastOptions{Quality: 45, MaxWidth: 800, MaxHeight: 450, EveryNthFrame: 2}
+
 // castRetry is how long a screencast that ended with an error waits
 // before it starts again, while someone still watches.
 const castRetry = 500 * time.Millisecond

@@ -94,7 +94,8 @@ type SessionOptions struct {
 	// Redact hides secrets in what the UI shows (step results, URLs):
 	// the session policy's Redact. Nil shows text as it is.
 	Redact func(string) string
-	// Screencast are the screencast's options while someone watches.
+	// Screencast are the screencast's options while someone watches; the
+	// zero value means DefaultScreencast.
 	Screencast ScreencastOptions
 	// Denials, when set, subscribes to the session's denied requests
 	// (SandboxDenials): the UI shows them. It returns the unsubscribe
@@ -190,6 +191,9 @@ func (h *Hub) Open(o SessionOptions) (*Session, error) {
 	}
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
+	}
+	if o.Screencast == (ScreencastOptions{}) {
+		o.Screencast = DefaultScreencast
 	}
 	if strings.TrimSpace(o.Owner) == "" {
 		o.Owner = "unknown"

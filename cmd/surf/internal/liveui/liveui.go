@@ -526,3 +526,4 @@ func pointer(kind string) bool {
 	}
 	return false
 }
+
