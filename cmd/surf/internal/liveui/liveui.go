@@ -526,4 +526,3 @@ func pointer(kind string) bool {
 	}
 	return false
 }
-
