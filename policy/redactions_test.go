@@ -46,7 +46,7 @@ func TestRedactionsTyping(t *testing.T) {
 func TestRedactionsForms(t *testing.T) {
 	r := policy.NewRedactions()
 	r.Add("Quokka Harbour 7781")
-	r.Add("ab") // too short: ignored
+	r.Add("ab")       // too short: ignored
 	if r.Len() != 4 { // the text and its words of four characters or more
 		t.Errorf("Len() = %d; want 4", r.Len())
 	}

@@ -10,12 +10,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 )
 
 // The live view: a person watching a session (Screencast), taking it over
@@ -104,23 +106,16 @@ func (s *Surfer) Where() (url, title string) {
 	return s.pol.Redact(url), s.pol.Redact(title)
 }
 
-// liveTitle is the page's title, asked for with a short bound.
+// liveTitle is the page's title as the browser reports it for the tab
+// (Target.getTargetInfo: answered by the browser, so a busy page cannot
+// hold it up), else the title last read.
 func (t *tab) liveTitle() string {
-	if !t.held.Load() {
-		type res struct {
-			s   string
-			err error
-		}
-		ch := make(chan res, 1)
-		go func() { s, err := t.page.Title(); ch <- res{s, err} }()
-		select {
-		case r := <-ch:
-			if r.err == nil {
-				t.seenTitle.Store(r.s)
-				return r.s
-			}
-		case <-time.After(300 * time.Millisecond):
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := cdp.Call(ctx, t.sess, target.GetTargetInfo, target.GetTargetInfoParams{})
+	if err == nil && res.TargetInfo != nil {
+		t.seenTitle.Store(res.TargetInfo.Title)
+		return res.TargetInfo.Title
 	}
 	s, _ := t.seenTitle.Load().(string)
 	return s
@@ -492,7 +487,7 @@ func (s *Surfer) Input(ctx context.Context, e InputEvent) error {
 	case "key_down":
 		p := keyParams(e)
 		switch {
-		case e.Text != "" && mods&^8 == 0: // typing (Shift aside)
+		case e.Text != "" && mods&(2|4) == 0 && !control(e.Text): // typing (not a Ctrl or Meta shortcut)
 			red.Type(e.Text)
 		case e.Key == "Backspace":
 			red.Backspace()
@@ -513,6 +508,17 @@ func (s *Surfer) Input(ctx context.Context, e InputEvent) error {
 		return fmt.Errorf("sending %s to the page: %w", e.Kind, err)
 	}
 	return nil
+}
+
+// control reports whether text holds a control character (Enter's "\r",
+// Tab's "\t"): a key that ends a run of typing rather than adding to it.
+func control(text string) bool {
+	for _, r := range text {
+		if unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // inputKinds are InputEvent's kinds.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
@@ -190,7 +191,11 @@ func TestScreencastOnlyWhenWatchedAndFramesChange(t *testing.T) {
 		t.Errorf("first frame: viewport %gx%g, url %q, tab %d", first.ViewportWidth, first.ViewportHeight, first.URL, first.Tab)
 	}
 	// The frames are Chromium's screencast, counted on the tab's own
-	// session: the counter above could see them.
+	// session: the counter above could see them (its goroutine may run
+	// after the screencast's).
+	for i := 0; i < 500 && events.Load() == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if events.Load() == 0 {
 		t.Fatal("the frame counter saw no Page.screencastFrame while watching")
 	}
@@ -244,6 +249,17 @@ func TestScreencastSharedAndFollowsTabs(t *testing.T) {
 	}
 	if err := s.Screencast(context.Background(), ScreencastOptions{}, nil); err == nil {
 		t.Error("Screencast with no frame function was accepted")
+	}
+
+	// Closing the surfer ends its screencast: the watcher gets ErrClosed.
+	c, stopC := watch(t, s, ScreencastOptions{})
+	nextFrame(t, c, "before closing", func(Frame) bool { return true })
+	s.Close()
+	if err := stopC(); !errors.Is(err, ErrClosed) {
+		t.Errorf("a screencast of a closed surfer returned %v", err)
+	}
+	if err := s.Input(context.Background(), InputEvent{Kind: "click", X: 1, Y: 1}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Input on a closed surfer returned %v", err)
 	}
 }
 
@@ -329,6 +345,13 @@ func TestInputDeniedNavigation(t *testing.T) {
 	if sites.Requested("/elsewhere") {
 		t.Error("the denied host was reached")
 	}
+	// The block page commits after the denial is reported.
+	for i := 0; i < 500; i++ {
+		if _, title := s.Where(); title == "Blocked by surf" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	obs, err := s.Observe(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -379,6 +402,16 @@ func hasName(names []string, n string) bool {
 	return false
 }
 
+// watchModel, when set by a test, wraps runLive's model.
+var watchModel func(Model) Model
+
+// modelFunc is a Model backed by a function.
+type modelFunc func(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
+
+func (f modelFunc) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	return f(ctx, req)
+}
+
 // runLive runs a task on s with a scripted model and a journal.
 func runLive(t *testing.T, s *Surfer, script *fakeopenai.Script, task string, o RunOptions, mcfg llm.Config) (*fakeopenai.Server, []*Step, string, error) {
 	t.Helper()
@@ -389,6 +422,9 @@ func runLive(t *testing.T, s *Surfer, script *fakeopenai.Script, task string, o 
 		t.Fatal(err)
 	}
 	o.Model = model
+	if o.Model != nil && watchModel != nil {
+		o.Model = watchModel(model)
+	}
 	jpath := filepath.Join(t.TempDir(), "run.jsonl")
 	j, err := journal.Open(jpath, s.Policy().Redact)
 	if err != nil {
@@ -436,12 +472,24 @@ func TestBetweenNoteAndHumanNavigation(t *testing.T) {
 		where, _ = s.Where()
 		return note, nil
 	}
+	var asking []Activity
+	watchModel = func(m Model) Model {
+		return modelFunc(func(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+			asking = append(asking, s.Activity())
+			return m.CreateChatCompletion(ctx, req)
+		})
+	}
+	defer func() { watchModel = nil }()
 	fake, steps, jpath, err := runLive(t, s, script, "look around", RunOptions{StartURL: sites.A + "/live/page", Between: between}, llm.Config{})
+	watchModel = nil
 	if err != nil {
 		t.Fatal(err)
 	}
 	if end := last(steps); end.EndReason != journal.EndAnswered || len(steps) != 2 {
 		t.Fatalf("the run ended %q after %d steps", end.EndReason, len(steps))
+	}
+	if len(asking) != 2 || asking[0] != ActivityModel || asking[1] != ActivityModel {
+		t.Errorf("the activity while the model was asked: %v", asking)
 	}
 	if calls != 1 || during != ActivityTakenOver || !strings.HasSuffix(where, "/live/form") {
 		t.Errorf("Between: %d calls, activity %q, where %q", calls, during, where)
