@@ -69,7 +69,7 @@ func TestLiveViewScreenshot(t *testing.T) {
 	ok(t, page.Locator("#approvals li button.approve").WaitFor())
 	waitFrame(t, page)
 	ok(t, page.Locator("#steps li").First().Locator("summary").Click()) // a step expanded
-	time.Sleep(500 * time.Millisecond)                                     // its screenshot loads
+	time.Sleep(500 * time.Millisecond)                                  // its screenshot loads
 	png := must(page.Screenshot())(t)
 	if len(png) < 10000 {
 		t.Fatalf("the screenshot is %d bytes", len(png))
