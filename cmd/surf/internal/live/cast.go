@@ -27,11 +27,11 @@ type (
 )
 
 // DefaultScreencast are the screencast's options when a session sets
-// none: frames at most 800x450, JPEG quality 45, every second frame the
-// page paints. With them a viewer adds no measurable time to a run's
-// steps (liveui's BenchmarkLiveViewStepTime; full-size frames at quality
-// 60 added 14 to 20%).
-var DefaultScreencast = ScreencastOptions{Quality: 45, MaxWidth: 800, MaxHeight: 450, EveryNthFrame: 2}
+// none: frames at most 800x450, JPEG quality 45, every frame (a page
+// that paints once would show nothing if its one frame were skipped).
+// liveui's BenchmarkLiveViewStepTime measures what a viewer adds to a
+// run's steps with them.
+var DefaultScreencast = ScreencastOptions{Quality: 45, MaxWidth: 800, MaxHeight: 450}
 
 // castRetry is how long a screencast that ended with an error waits
 // before it starts again, while someone still watches.

@@ -167,6 +167,8 @@ func waitChange(t *testing.T, page playwright.Page, before []byte, what string) 
 
 // waitFrame waits until the live view shows a frame. (Polled from Go:
 // the page's CSP forbids the eval that WaitForFunction needs.)
+var frameInfo = func() string { return "?" }
+
 func waitFrame(t *testing.T, page playwright.Page) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -182,7 +184,7 @@ func waitFrame(t *testing.T, page playwright.Page) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	src, _ := page.Evaluate(`document.getElementById("live").src`)
-	t.Fatalf("the live view shows no frame (img src %v)", src)
+	t.Fatalf("the live view shows no frame (img src %v; the hub's frames: %s)", src, frameInfo())
 }
 
 // clickLive clicks the live view at a fraction of its size.
@@ -256,6 +258,13 @@ func TestLiveViewAcceptance(t *testing.T) {
 	defer surf.Close()
 	ls.Attach(surf, live.SandboxDenials(sess))
 	ls.SetRedact(sess.Policy().Redact)
+	frameInfo = func() string {
+		c, cancel := context.WithTimeout(ctx, time.Millisecond)
+		defer cancel()
+		_, n, _ := ls.NextFrame(c, 0)
+		started, running := ls.Casts()
+		return fmt.Sprintf("%d frames, %d screencasts started, running %v", n, started, running)
+	}
 
 	base, token := serveUI(t, hub)
 	page := viewer(t)

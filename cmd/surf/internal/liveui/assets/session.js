@@ -131,6 +131,7 @@
   }
 
   function addStep(s) {
+    if ($("steps").querySelector('li[data-n="' + s.n + '"]')) return; // in the snapshot too
     const li = document.createElement("li");
     li.dataset.n = s.n;
     if (s.is_error) li.classList.add("error");
@@ -175,6 +176,7 @@
   }
 
   function addApproval(a) {
+    if ($("approvals").querySelector('li[data-id="' + a.id + '"]')) return; // in the snapshot too
     const li = document.createElement("li");
     li.dataset.id = a.id;
     const p = document.createElement("p");
