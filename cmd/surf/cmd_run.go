@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
@@ -49,13 +50,19 @@ Flags:
   --progress          print what the run is doing as it goes ("surf: step 2:
                       asking the model") on stderr; on a terminal it is
                       shown anyway, on one line that the steps replace
+` + uiFlagsHelp + `
+                      With --ui, "ask" actions are put to the live view
+                      and to --approve (the first answer wins); without a
+                      terminal and without --approve, the live view alone
+                      answers them. The agent's request_help waits there.
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
 ` + stateFlagsHelp + `
 
 Examples:
   OPENAI_API_KEY=... surf run "find the opening hours of the library" --start-url https://example.org/ --allow example.org
-  surf run "summarize the front page" --start-url https://news.example/ --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`,
+  surf run "summarize the front page" --start-url https://news.example/ --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl
+  surf run "log in and download the invoice" --start-url https://shop.example/ --allow shop.example --ui 127.0.0.1:8932`,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
 		fs := newFlags(c)
@@ -72,7 +79,12 @@ Examples:
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
 		bf.state = addStateFlags(fs)
+		uf := addUIFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
+			return err
+		}
+		uiOpts, withUI, err := uf.options(c)
+		if err != nil {
 			return err
 		}
 		if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
@@ -81,24 +93,44 @@ Examples:
 		if *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0 || *approvalTTL < 0 {
 			return usagef(c, "limits cannot be negative")
 		}
-		approver, err := approverFor(cli, *approve)
-		if err != nil {
-			return usagef(c, "%v", err)
-		}
+		var approver policy.Approver
+		if mode, _ := approveMode(cli, *approve); !withUI || *approve != "" || mode == "prompt" {
+			if approver, err = approverFor(cli, *approve); err != nil {
+				return usagef(c, "%v", err)
+			}
+		} // else the live view alone answers
 		status := newStatusLine(cli.Stderr, *progressLines)
-		if status != nil {
+		if status != nil && approver != nil {
 			approver = status.clearing(approver)
+		}
+		var ls *live.Session
+		if withUI {
+			lv, err := startLiveView(ctx, cli, *uf.addr, uiOpts)
+			if err != nil {
+				return err
+			}
+			defer lv.Close()
+			if ls, err = lv.hub.Open(live.SessionOptions{Owner: "surf run", Redact: bf.redact}); err != nil {
+				return err
+			}
+			defer ls.Close()
+			approver = ls.Approver(approver)
 		}
 		mf.redact = bf.redact
 		model, modelName, err := mf.client(ctx, cli)
 		if err != nil {
 			return err
 		}
-		b, err := bf.open(ctx, cli, openOptions{model: model, surf: websurfer.Config{ModelName: modelName, Approver: approver, ApprovalTTL: *approvalTTL}})
+		scfg := websurfer.Config{ModelName: modelName, Approver: approver, ApprovalTTL: *approvalTTL}
+		if ls != nil {
+			scfg.Human = ls
+		}
+		b, err := bf.open(ctx, cli, openOptions{model: model, surf: scfg})
 		if err != nil {
 			return err
 		}
 		defer b.closeInto(&err)
+		attachLive(ls, b.surf, b.sess)
 		if *startURL != "" {
 			// A start URL on an ask host is put to the approver like any
 			// visit, unless it can only say no.
@@ -124,8 +156,21 @@ Examples:
 		if status != nil {
 			runCtx = websurfer.WithProgress(ctx, status.show)
 		}
+		if ls != nil {
+			var show func(string)
+			if status != nil {
+				show = status.show
+			}
+			runCtx = websurfer.WithProgress(ctx, tee(show, ls.Progress))
+			opts.Between = ls.Between
+			end := ls.Begin()
+			defer end()
+		}
 		for st, err := range b.surf.Run(runCtx, fs.Arg(0), opts) {
 			status.clear()
+			if ls != nil {
+				ls.Step(st)
+			}
 			if st != nil {
 				if !*asJSON {
 					printStep(cli.Stdout, st)
@@ -249,10 +294,27 @@ func approverFor(cli *CLI, mode string) (policy.Approver, error) {
 			return nil, errors.New("--approve prompt needs a terminal; use allow or deny")
 		}
 		var mu sync.Mutex
-		in := bufio.NewReader(cli.Stdin)
+		// One reader of the terminal, so that a question another
+		// approver answered first (the live view) can stop waiting.
+		var start sync.Once
+		lines := make(chan string)
+		read := func() {
+			in := bufio.NewReader(cli.Stdin)
+			for {
+				line, err := in.ReadString('\n')
+				if line != "" || err == nil {
+					lines <- line
+				}
+				if err != nil {
+					close(lines)
+					return
+				}
+			}
+		}
 		return policy.ApproverFunc(func(ctx context.Context, d policy.Decision) (bool, error) {
 			mu.Lock()
 			defer mu.Unlock()
+			start.Do(func() { go read() })
 			what := d.Tool
 			if d.URL != "" {
 				what += " " + d.URL
@@ -262,12 +324,17 @@ func approverFor(cli *CLI, mode string) (policy.Approver, error) {
 				opens = "; yes opens " + d.Host + " for this run"
 			}
 			fmt.Fprintf(cli.Stderr, "surf: approve %s? (%s%s) [y/N] ", what, strings.TrimPrefix(d.Reason, "ask: "), opens)
-			line, err := in.ReadString('\n')
-			if err != nil && ctx.Err() != nil {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					return false, nil // end of input: no
+				}
+				ans := strings.ToLower(strings.TrimSpace(line))
+				return ans == "y" || ans == "yes", nil
+			case <-ctx.Done():
+				fmt.Fprintln(cli.Stderr, "(answered elsewhere)")
 				return false, ctx.Err()
 			}
-			ans := strings.ToLower(strings.TrimSpace(line))
-			return ans == "y" || ans == "yes", nil
 		}), nil
 	}
 	return nil, fmt.Errorf("--approve must be prompt, deny or allow, not %q", mode)

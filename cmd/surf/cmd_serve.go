@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/cmd/surf/internal/liveui"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -42,9 +44,18 @@ those that do. Everything goes through the policy (--policy/--allow/--deny).
 Actions the policy marks "ask" are put to the client's user through MCP
 elicitation when the client supports it; otherwise --approve decides.
 
+With --http, the live view is served at http://ADDR/ beside the MCP
+endpoint: every session's browser as it is now, its steps, its pending
+approvals (Approve and Deny race elicitation: the first answer wins; with
+neither elicitation nor --approve, the live view alone answers), and Take
+over / Hand back. A browser logs in once by opening
+http://ADDR/?token=TOKEN (the same token), which sets a cookie.
+
 Flags:
   --http ADDR         serve streamable HTTP on ADDR (e.g. 127.0.0.1:8931)
-                      instead of stdio; only loopback unless --allow-remote
+                      instead of stdio, and the live view at http://ADDR/;
+                      only loopback unless --allow-remote
+  --no-ui             with --http, no live view
   --allow-remote      allow a non-loopback ADDR; needs a token
   --token T           require "Authorization: Bearer T" on every HTTP request
                       (default $SURF_MCP_TOKEN; at least 16 characters).
@@ -117,6 +128,7 @@ Examples:
 		token := fs.String("token", "", "")
 		tokenFile := fs.String("token-file", "", "")
 		noToken := fs.Bool("no-token", false, "")
+		noUI := fs.Bool("no-ui", false, "")
 		publicHost := fs.String("public-host", "", "")
 		imageMode := fs.String("image", "som", "")
 		approve := fs.String("approve", "", "")
@@ -175,6 +187,9 @@ Examples:
 		if *httpAddr == "" && (*allowRemote || *publicHost != "" || fs.Changed("token") || *tokenFile != "" || *noToken) {
 			return usagef(c, "--allow-remote, --token, --token-file, --no-token and --public-host apply to --http only")
 		}
+		if *httpAddr == "" && *noUI {
+			return usagef(c, "--no-ui applies to --http only")
+		}
 		if *noToken && (httpOpts.Token != "" || *tokenFile != "") {
 			return usagef(c, "--no-token excludes a token (--token, --token-file, SURF_MCP_TOKEN)")
 		}
@@ -230,7 +245,21 @@ Examples:
 			return err
 		}
 		defer sb.Close()
+		var hub *live.Hub
+		if *httpAddr != "" && !*noUI {
+			hub = live.New(live.Config{Logger: cli.Logger})
+			defer hub.Close()
+			ui, err := liveui.New(liveui.Config{Hub: hub, Logger: cli.Logger})
+			if err != nil {
+				return err
+			}
+			httpOpts.UI = ui
+			stopUI := context.AfterFunc(ctx, ui.Close) // its streams would hold the shutdown up
+			defer stopUI()
+			defer ui.Close()
+		}
 		srv, err := mcpserver.New(ctx, mcpserver.Config{
+			Live:               hub,
 			Sandbox:            sb,
 			Relaunch:           func(ctx context.Context) (*sandbox.Sandbox, error) { return sandbox.New(ctx, sbCfg) },
 			Session:            sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads, ReplayHAR: bf.replayHAR},
@@ -280,6 +309,13 @@ Examples:
 				fmt.Fprintf(cli.Stderr, "surf: WARNING: --no-token: every user of this machine can drive this browser through http://%s%s\n", ln.Addr(), mcpserver.HTTPPath)
 			}
 			fmt.Fprintf(cli.Stderr, "surf: serving MCP (streamable HTTP) at http://%s%s\n", ln.Addr(), mcpserver.HTTPPath)
+			if hub != nil {
+				how := "open http://" + ln.Addr().String() + "/?token=TOKEN once"
+				if httpOpts.NoToken {
+					how = "no token"
+				}
+				fmt.Fprintf(cli.Stderr, "surf: live view at http://%s/ (%s)\n", ln.Addr(), how)
+			}
 			err = srv.Serve(ctx, ln, httpOpts)
 		}
 		if ctx.Err() != nil || errors.Is(err, io.EOF) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
@@ -52,8 +53,12 @@ Flags:
   --max-steps N       steps of a task that sets none (default 25)
   --max-tokens N      model tokens of a task (default 500000)
   --max-time D        time of a task that sets none (default 15m)
-  --approve MODE      deny (default) or allow what the policy marks "ask"
+  --approve MODE      deny (default) or allow what the policy marks "ask";
+                      with --ui and no --approve, the live view answers
   --json              print JSON lines
+` + uiFlagsHelp + `
+                      (each running task is a session there, named by its
+                      worker and task)
 ` + boardFlagsHelp + `
 ` + modelFlagsHelp + `
 ` + browserFlagsHelp + `
@@ -61,6 +66,7 @@ Flags:
 Examples:
   surf board add "find the opening hours of the library" --start-url https://example.org/ --allow example.org
   OPENAI_API_KEY=... surf work --workers 4 --allow example.org
+  surf work --workers 2 --ui 127.0.0.1:8932 --allow example.org
   surf work --workers 2 --idle 30s --nats nats://10.0.0.5:4222 --creds worker.creds --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
@@ -78,7 +84,12 @@ Examples:
 		boardF := addBoardFlags(fs)
 		mf := addModelFlags(fs)
 		bf := addBrowserFlags(fs)
+		uf := addUIFlags(fs)
 		if err := parseFlags(c, fs, args); err != nil {
+			return err
+		}
+		uiOpts, withUI, err := uf.options(c)
+		if err != nil {
 			return err
 		}
 		if fs.NArg() > 0 {
@@ -128,6 +139,15 @@ Examples:
 			return err
 		}
 		defer b.Close()
+		var hub *live.Hub
+		if withUI {
+			lv, err := startLiveView(ctx, cli, *uf.addr, uiOpts)
+			if err != nil {
+				return err
+			}
+			defer lv.Close()
+			hub = lv.hub
+		}
 		runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
 			sandbox:  sbCfg,
 			base:     pol,
@@ -136,6 +156,7 @@ Examples:
 			modelFor: func(board.Task) (websurfer.Model, string, error) { return model, modelName, nil },
 			maxSteps: *maxSteps, maxTokens: *maxTokens, maxTime: *maxTime,
 			logger: cli.Logger,
+			live:   hub, liveAlone: withUI && !fs.Changed("approve"),
 		})
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/report"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
@@ -54,6 +55,11 @@ type taskRunnerOptions struct {
 	maxTime   time.Duration
 	// logger receives diagnostics; nil discards them.
 	logger *slog.Logger
+	// live, when set, registers each task's session in the live view
+	// while it runs; with liveAlone the live view alone answers "ask"
+	// actions (surf.Approver is not asked).
+	live      *live.Hub
+	liveAlone bool
 }
 
 // taskRunner runs board tasks in one browser: one sandbox per process, one
@@ -230,11 +236,25 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 		cfg = r.o.surfFor(t, cfg)
 	}
 	cfg.Session, cfg.Policy, cfg.Model, cfg.ModelName, cfg.Logger = sess, pol, model, modelName, r.log
+	var ls *live.Session
+	if r.o.live != nil {
+		ls, err = r.o.live.Open(live.SessionOptions{Owner: fmt.Sprintf("worker %s task %s", c.Worker, t.ID), Redact: sess.Policy().Redact})
+		if err != nil {
+			return nil, r.retryable(ctx, err)
+		}
+		defer ls.Close()
+		other := cfg.Approver
+		if r.o.liveAlone {
+			other = nil
+		}
+		cfg.Approver, cfg.Human = ls.Approver(other), ls
+	}
 	surf, err := websurfer.New(ctx, cfg)
 	if err != nil {
 		return nil, r.retryable(ctx, fmt.Errorf("starting the surfer: %w", err))
 	}
 	tr.surf = surf
+	attachLive(ls, surf, sess)
 	opened = time.Now()
 
 	// surf-PID-...: what a killed worker leaves is found by
@@ -260,7 +280,17 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	}
 	var end *websurfer.Step
 	var runErr error
-	for st, err := range surf.Run(ctx, t.Instruction, opts) {
+	runCtx := ctx
+	if ls != nil {
+		runCtx = websurfer.WithProgress(ctx, ls.Progress)
+		opts.Between = ls.Between
+		done := ls.Begin()
+		defer done()
+	}
+	for st, err := range surf.Run(runCtx, t.Instruction, opts) {
+		if ls != nil {
+			ls.Step(st)
+		}
 		if st != nil {
 			if st.Done {
 				end = st

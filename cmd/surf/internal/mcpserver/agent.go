@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
@@ -19,7 +20,7 @@ import (
 // run is the websurfer tool: the agent loop on the session's surfer with
 // the server's model. The result is the answer, how the run ended and one
 // line per step; a run that ends without an answer is an error result.
-func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.Policy, in WebsurferArgs) (*tools.Result, error) {
+func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.Policy, ls *live.Session, in WebsurferArgs) (*tools.Result, error) {
 	s := se.srv
 	if s.cfg.Model == nil {
 		msg := "the websurfer tool needs a model, and this server has none configured: start surf serve with --model and --base-url (or OPENAI_API_KEY and SURF_MODEL)"
@@ -52,10 +53,16 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 			}
 		}()
 	}
+	if ls != nil {
+		opts.Between = ls.Between
+	}
 	var lines []string
 	var last *websurfer.Step
 	var runErr error
 	for st, err := range surf.Run(ctx, in.Instruction, opts) {
+		if ls != nil {
+			ls.Step(st)
+		}
 		if st != nil {
 			lines = append(lines, stepLines(st)...)
 			if st.Done {

@@ -48,7 +48,16 @@ type HTTPOptions struct {
 	// refused: that is what stops DNS rebinding. A remote server that
 	// listens on a specific address accepts that address too.
 	PublicHost string
+	// UI, when set, is served at every path but HTTPPath (the live view's
+	// web pages), behind the same Host, Origin and token checks; a
+	// browser, which cannot send the bearer header, logs in once by
+	// opening /?token=TOKEN (see Guard).
+	UI http.Handler
 }
+
+// TokenCookie is the cookie that carries the token of a browser that
+// logged in with ?token=.
+const TokenCookie = "surf_token"
 
 // ErrRemoteBind is the error of a non-loopback listen address without
 // AllowRemote.
@@ -146,8 +155,28 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 		MaxRequestBodyBytes:        MaxRequestBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, limitBody(s.trackConns(h)))
-	return &guard{next: mux, opts: o, hosts: allowedHosts(listen, o), log: s.log}
+	mux.Handle(HTTPPath, Guard(limitBody(s.trackConns(h)), listen, o, false, s.log))
+	if o.UI != nil {
+		mux.Handle("/", Guard(o.UI, listen, o, true, s.log))
+	} else {
+		mux.Handle("/", Guard(http.NotFoundHandler(), listen, o, false, s.log))
+	}
+	return mux
+}
+
+// Guard puts next behind the HTTP checks of the MCP endpoint: Host and
+// Origin must name loopback or the server (DNS-rebinding defence), and
+// every request must carry the token (unless NoToken) as "Authorization:
+// Bearer TOKEN". With browser set, the token may also come in the
+// TokenCookie cookie, which a GET of any page with ?token=TOKEN sets
+// (HttpOnly, SameSite=Strict) before redirecting to the same page without
+// it: that is how a person's browser gets in. With neither a Token nor
+// NoToken it refuses every request.
+func Guard(next http.Handler, listen string, o HTTPOptions, browser bool, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &guard{next: next, opts: o, hosts: allowedHosts(listen, o), browser: browser, log: log}
 }
 
 // sessionTimeout is how long an HTTP MCP session may go without a
@@ -178,10 +207,33 @@ func normHost(h string) string {
 // guard refuses requests that name a foreign host or origin, or lack the
 // token.
 type guard struct {
-	next  http.Handler
-	opts  HTTPOptions
-	hosts map[string]bool
-	log   *slog.Logger
+	next    http.Handler
+	opts    HTTPOptions
+	hosts   map[string]bool
+	browser bool // the token may come as a cookie, set by ?token=
+	log     *slog.Logger
+}
+
+// tokenOK reports whether got is the token, in constant time.
+func (g *guard) tokenOK(got string) bool {
+	return g.opts.Token != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.Token)) == 1
+}
+
+// login answers a browser's GET with ?token=: a good token sets the
+// cookie and redirects to the page without it.
+func (g *guard) login(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if r.Method != http.MethodGet || !g.tokenOK(q.Get("token")) {
+		http.Error(w, "Unauthorized: a valid token is required", http.StatusUnauthorized)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: g.opts.Token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	q.Del("token")
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 }
 
 func (g *guard) allowed(host string) bool {
@@ -206,11 +258,24 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if g.browser && r.URL.Query().Has("token") {
+		if g.opts.NoToken {
+			http.Redirect(w, r, r.URL.Path, http.StatusSeeOther)
+			return
+		}
+		g.login(w, r)
+		return
+	}
 	if !g.opts.NoToken {
 		// Without a token (and without NoToken) nothing passes: Handler
 		// fails closed where Serve would refuse to start.
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || g.opts.Token == "" || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.Token)) != 1 {
+		if !ok && g.browser {
+			if c, err := r.Cookie(TokenCookie); err == nil {
+				got, ok = c.Value, true
+			}
+		}
+		if !ok || !g.tokenOK(got) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="surf"`)
 			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -13,7 +14,23 @@ import (
 // Progress counts the notifications sent; there is no total.
 func (s *Server) withProgress(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	if notify := s.notifier(ctx, req); notify != nil {
+		ctx = context.WithValue(ctx, notifierKey{}, notify)
 		return websurfer.WithProgress(ctx, notify)
 	}
 	return ctx
+}
+
+type notifierKey struct{}
+
+// liveProgress reports a call's progress to the live view as well as to
+// the client's notifier, if it has one.
+func liveProgress(ctx context.Context, ls *live.Session) func(string) {
+	notify, _ := ctx.Value(notifierKey{}).(func(string))
+	if notify == nil {
+		return ls.Progress
+	}
+	return func(msg string) {
+		notify(msg)
+		ls.Progress(msg)
+	}
 }

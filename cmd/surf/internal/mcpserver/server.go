@@ -34,6 +34,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -200,6 +201,14 @@ type Config struct {
 	// board_wait, board_result, board_cancel: board.go) on this task
 	// board. The server does not close it. Nil means no board tools.
 	Board *board.Board
+
+	// Live, when set, registers every session's browser in this live
+	// view hub while it is open: its websurfer runs and single actions
+	// are shown there, "ask" actions are put to the live view as well as
+	// to elicitation (the first answer wins; without elicitation the live
+	// view alone answers them, unless Approver decides first), and
+	// request_help waits for a takeover there. Nil means no live view.
+	Live *live.Hub
 
 	// Name and Version identify the server to clients; empty means "surf"
 	// and "dev".

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -76,9 +77,13 @@ type browser struct {
 	sess *sandbox.Session
 	surf *websurfer.Surfer
 	reg  *tools.Registry
+	live *live.Session // in the live view, when the server has one
 }
 
 func (b *browser) close() error {
+	if b.live != nil {
+		b.live.Close()
+	}
 	err := b.surf.Close()
 	return errors.Join(err, b.sess.Close())
 }
@@ -131,9 +136,17 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	// Only tools this server lists: the surfer offers stop_action, which
 	// an MCP client does not have.
 	offered := append(slices.DeleteFunc(b.surf.Offered(), func(n string) bool { return slices.Contains(hidden, n) }), WebsurferTool)
+	if b.live != nil {
+		ctx = websurfer.WithProgress(ctx, liveProgress(ctx, b.live))
+		end := b.live.Begin()
+		defer end()
+	}
 	t0 := time.Now()
 	res, err := b.reg.Call(ctx, name, args, offered...)
 	se.log.Debug("call", "tool", name, "ms", time.Since(t0).Milliseconds(), "err", err)
+	if b.live != nil && name != WebsurferTool {
+		b.live.Observed(b.surf.Last())
+	}
 	if o := b.surf.Last(); o != nil {
 		s.mu.Lock()
 		se.page = pageInfo{url: o.URL, title: o.Title, tabs: len(o.Tabs)}
@@ -381,6 +394,21 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 	if se.cl.approver.asks() {
 		cfg.Approver = se.cl.approver
 	} // else nil: the policy's "approval is required and no approver is configured"
+	var ls *live.Session
+	if s.cfg.Live != nil {
+		// In the live view: its Approve and Deny race the client's
+		// elicitation (or, without one, answer alone), and request_help
+		// waits for a takeover there.
+		if ls, err = s.cfg.Live.Open(live.SessionOptions{Owner: se.owner(), Redact: sess.Policy().Redact}); err != nil {
+			sess.Close()
+			return nil, err
+		}
+		var other policy.Approver
+		if cfg.Approver != nil {
+			other = cfg.Approver
+		}
+		cfg.Approver, cfg.Human = ls.Approver(other), ls
+	}
 	cfg.Logger = se.log
 	cfg.Image = s.cfg.Image.kind()
 	if s.cfg.Model != nil {
@@ -388,14 +416,34 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 	}
 	surf, err := websurfer.New(ctx, cfg)
 	if err != nil {
+		if ls != nil {
+			ls.Close()
+		}
 		sess.Close()
 		return nil, fmt.Errorf("opening a browser session: %w", err)
 	}
+	if ls != nil {
+		ls.Attach(surf, live.SandboxDenials(sess))
+	}
 	reg := surf.Tools()
 	reg.Add(websurferSpec.Bind(func(ctx context.Context, in WebsurferArgs) (*tools.Result, error) {
-		return se.run(ctx, surf, sess.Policy(), in)
+		return se.run(ctx, surf, sess.Policy(), ls, in)
 	}))
-	return &browser{sess: sess, surf: surf, reg: reg}, nil
+	return &browser{sess: sess, surf: surf, reg: reg, live: ls}, nil
+}
+
+// owner names the session in the live view: "mcp client NAME", with the
+// session's name when it is not the default one.
+func (se *session) owner() string {
+	name := "?"
+	if p := se.cl.ss.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		name = p.ClientInfo.Name
+	}
+	o := fmt.Sprintf("mcp client %s #%d", name, se.cl.id)
+	if se.name != DefaultSession {
+		o += " session " + se.name
+	}
+	return o
 }
 
 // idleLater marks a call done and, when none is left, arms the idle

@@ -1,0 +1,184 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/websurfer"
+)
+
+// fakeSurfer counts screencasts and inputs.
+type fakeSurfer struct{ casts, inputs chan struct{} }
+
+var _ Surfer = (*fakeSurfer)(nil)
+
+func newFake() *fakeSurfer {
+	return &fakeSurfer{casts: make(chan struct{}, 10), inputs: make(chan struct{}, 10)}
+}
+
+func (f *fakeSurfer) Screencast(ctx context.Context, o websurfer.ScreencastOptions, frame func(websurfer.Frame)) error {
+	f.casts <- struct{}{}
+	frame(websurfer.Frame{JPEG: []byte{1}, ViewportWidth: 100, ViewportHeight: 50})
+	<-ctx.Done()
+	return nil
+}
+func (f *fakeSurfer) Input(ctx context.Context, e websurfer.InputEvent) error {
+	f.inputs <- struct{}{}
+	return nil
+}
+func (f *fakeSurfer) Where() (string, string) { return "http://a.test/now", "Now" }
+
+func open(t *testing.T) (*Hub, *Session, *fakeSurfer) {
+	t.Helper()
+	h := New(Config{})
+	f := newFake()
+	s, err := h.Open(SessionOptions{Owner: "test", Surfer: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h, s, f
+}
+
+func TestApprovalFirstAnswerWins(t *testing.T) {
+	_, s, _ := open(t)
+	ctx := context.Background()
+	// The other approver answers first; the UI's later answer is refused.
+	cancelled := make(chan struct{})
+	slow := policy.ApproverFunc(func(ctx context.Context, d policy.Decision) (bool, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return false, ctx.Err()
+	})
+	done := make(chan bool)
+	go func() {
+		ok, err := s.Approver(slow).Approve(ctx, policy.Decision{Tool: "click", Reason: "ask: buy"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ok
+	}()
+	var id int
+	for id == 0 {
+		if snap := s.Snapshot(); len(snap.Approvals) == 1 {
+			id = snap.Approvals[0].ID
+			if snap.Summary.State != WaitingApproval {
+				t.Errorf("state %q while an approval waits", snap.Summary.State)
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Answer(id, true, "me"); err != nil {
+		t.Fatal(err)
+	}
+	if !<-done {
+		t.Fatal("the UI's approval did not approve")
+	}
+	<-cancelled // the other approver's question was cancelled
+	if err := s.Answer(id, false, "me"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("answering again: %v", err)
+	}
+	// The other approver first.
+	quick := policy.ApproverFunc(func(context.Context, policy.Decision) (bool, error) { return false, nil })
+	ok, err := s.Approver(quick).Approve(ctx, policy.Decision{Tool: "click"})
+	if ok || err != nil {
+		t.Fatalf("the other approver's no: %v %v", ok, err)
+	}
+	if n := len(s.Snapshot().Approvals); n != 0 {
+		t.Fatalf("%d approvals left pending", n)
+	}
+}
+
+func TestTakeoverBetweenAndHelp(t *testing.T) {
+	_, s, f := open(t)
+	ctx := context.Background()
+	if note, err := s.Between(ctx); note != "" || err != nil {
+		t.Fatalf("Between without a takeover: %q %v", note, err)
+	}
+	if err := s.Input(ctx, InputEvent{Kind: "click"}); !errors.Is(err, ErrNotTakenOver) {
+		t.Fatalf("input without a takeover: %v", err)
+	}
+	if err := s.TakeOver("me"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TakeOver("you"); !errors.Is(err, ErrTakenOver) {
+		t.Fatalf("a second takeover: %v", err)
+	}
+	if err := s.Input(ctx, InputEvent{Kind: "click"}); err != nil {
+		t.Fatal(err)
+	}
+	<-f.inputs
+	got := make(chan string)
+	go func() {
+		note, err := s.Between(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- note
+	}()
+	select {
+	case n := <-got:
+		t.Fatalf("Between returned during the takeover: %q", n)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := s.HandBack(); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-got; !strings.Contains(n, "took over the browser") || !strings.Contains(n, "http://a.test/now (Now)") {
+		t.Fatalf("the hand-back note: %q", n)
+	}
+	// request_help waits for a takeover and a hand-back.
+	help := make(chan string)
+	go func() {
+		n, err := s.Help(ctx, "a CAPTCHA")
+		if err != nil {
+			t.Error(err)
+		}
+		help <- n
+	}()
+	for s.State() != NeedsHelp {
+		time.Sleep(time.Millisecond)
+	}
+	s.TakeOver("me")
+	s.HandBack()
+	if n := <-help; !strings.Contains(n, "took over") {
+		t.Fatalf("help's note: %q", n)
+	}
+	// A bounded wait ends with ctx.
+	hctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := s.Help(hctx, "again"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("help without anyone: %v", err)
+	}
+}
+
+func TestScreencastOnlyWhileWatched(t *testing.T) {
+	_, s, f := open(t)
+	if started, running := s.Casts(); started != 0 || running {
+		t.Fatalf("before any viewer: %d started, running %v", started, running)
+	}
+	leave1, err := s.View()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave2, _ := s.View()
+	<-f.casts
+	if _, n, err := s.NextFrame(context.Background(), 0); n != 1 || err != nil {
+		t.Fatalf("the first frame: %d %v", n, err)
+	}
+	if w, h := s.Viewport(); w != 100 || h != 50 {
+		t.Fatalf("viewport %vx%v", w, h)
+	}
+	leave1()
+	if _, running := s.Casts(); !running {
+		t.Fatal("the screencast stopped with a viewer left")
+	}
+	leave2()
+	if started, running := s.Casts(); started != 1 || running {
+		t.Fatalf("after the last viewer: %d started, running %v", started, running)
+	}
+}

@@ -1,0 +1,175 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// takeover is a person at the wheel.
+type takeover struct {
+	by    string
+	since time.Time
+	back  chan struct{} // closed at hand-back
+}
+
+// ErrNotTakenOver is the error of an input or a hand-back while nobody
+// has taken over.
+var ErrNotTakenOver = errors.New("nobody has taken over this session")
+
+// ErrTakenOver is the error of a second takeover.
+var ErrTakenOver = errors.New("the session is already taken over")
+
+// TakeOver gives the wheel to a person (by says who, for the agent's
+// note): the agent pauses before its next step (Between) until HandBack.
+func (s *Session) TakeOver(by string) error {
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return ErrClosed
+	case s.take != nil:
+		s.mu.Unlock()
+		return ErrTakenOver
+	}
+	s.take = &takeover{by: by, since: time.Now(), back: make(chan struct{})}
+	s.mu.Unlock()
+	s.notice("takeover", by+" took over; the agent pauses after its current step")
+	s.changed()
+	return nil
+}
+
+// HandBack ends the takeover: the agent resumes, told in its next
+// observation that the user took over, for how long and where the page is
+// now.
+func (s *Session) HandBack() error {
+	s.mu.Lock()
+	t := s.take
+	if t == nil {
+		s.mu.Unlock()
+		return ErrNotTakenOver
+	}
+	s.take = nil
+	s.mu.Unlock()
+	var u, title string
+	if surf := s.surfer(); surf != nil {
+		u, title = surf.Where()
+	}
+	note := handBackNote(time.Since(t.since), u, title)
+	s.mu.Lock()
+	s.note = note
+	s.mu.Unlock()
+	close(t.back)
+	s.notice("handback", "handed back to the agent: "+note)
+	s.changed()
+	return nil
+}
+
+// handBackNote is what the agent is told after a takeover. The URL and
+// title are redacted by the run like every observation note.
+func handBackNote(d time.Duration, u, title string) string {
+	d = d.Round(time.Second)
+	if d < time.Second {
+		d = time.Second
+	}
+	where := u
+	if title != "" {
+		where += fmt.Sprintf(" (%s)", title)
+	}
+	return fmt.Sprintf("The user took over the browser for %s and handed it back; the page is now %s. What they did is not in your history: look at the page again before going on.", d, where)
+}
+
+// TakenOver reports whether a person has the wheel.
+func (s *Session) TakenOver() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.take != nil
+}
+
+// Between is the run's pause between steps (websurfer RunOptions.Between):
+// while the session is taken over it waits for the hand-back, and it
+// returns the hand-back note for the agent's next observation (also when
+// the takeover began and ended during the last step).
+func (s *Session) Between(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	t := s.take
+	s.mu.Unlock()
+	if t != nil {
+		select {
+		case <-t.back:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	note := s.note
+	s.note = ""
+	return note, nil
+}
+
+// Help answers the agent's request for a person (websurfer's Human): the
+// UI shows the reason, and it waits for someone to take over and hand
+// back, until ctx ends (the surfer bounds it by its help timeout). It
+// returns the hand-back note.
+func (s *Session) Help(ctx context.Context, reason string) (string, error) {
+	why := s.red(reason)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return "", ErrClosed
+	}
+	s.helpWhy, s.helpSince = why, time.Now()
+	if s.helpWhy == "" {
+		s.helpWhy = "(no reason given)"
+	}
+	s.mu.Unlock()
+	s.notice("help", "the agent asks for help: "+s.red(reason))
+	s.changed()
+	defer func() {
+		s.mu.Lock()
+		s.helpWhy = ""
+		s.mu.Unlock()
+		s.changed()
+	}()
+	// Wait for a takeover, then for its hand-back. Watching before
+	// looking: a change in between still pokes.
+	poke, stop := s.hub.Watch()
+	defer stop()
+	for {
+		s.mu.Lock()
+		t, note := s.take, s.note
+		if t == nil && note != "" {
+			s.note = ""
+			s.mu.Unlock()
+			return note, nil
+		}
+		s.mu.Unlock()
+		var back <-chan struct{}
+		if t != nil {
+			back = t.back
+		}
+		select {
+		case <-back:
+		case <-poke:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
+
+// Input sends a person's input to the page. It is refused unless the
+// session is taken over.
+func (s *Session) Input(ctx context.Context, e InputEvent) error {
+	s.mu.Lock()
+	taken, surf := s.take != nil, s.surf
+	s.mu.Unlock()
+	if !taken {
+		return ErrNotTakenOver
+	}
+	if surf == nil {
+		return ErrNoBrowser
+	}
+	return surf.Input(ctx, e)
+}

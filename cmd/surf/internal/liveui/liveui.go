@@ -1,0 +1,528 @@
+// Package liveui is the live view's web UI: an http.Handler that lists
+// the live sessions of a hub (package live) and, per session, shows the
+// browser as it is now (the screencast, streamed only while the page is
+// open), the step timeline, the pending approvals with Approve and Deny
+// buttons, and Take over / Hand back, with the person's clicks, wheel and
+// keys on the live view sent to the page. Every asset is embedded; state
+// changes only by same-origin POST; every response carries a strict
+// Content-Security-Policy. Authentication (loopback, token, cookie) is
+// the caller's: mcpserver.Guard.
+package liveui
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/surfkit/surf/cmd/surf/internal/live"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// CSP is the Content-Security-Policy of every response: nothing but this
+// server's own scripts, styles, images and connections; no inline script;
+// no framing.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// maxBody bounds a POST's body.
+const maxBody = 16 << 10
+
+// keepAlive is how often an idle event stream sends a comment.
+const keepAlive = 15 * time.Second
+
+// Config configures a Handler. Hub is required.
+type Config struct {
+	Hub *live.Hub
+	// Who names the person at the UI in the agent's takeover note; empty
+	// means "the user".
+	Who string
+	// Logger receives diagnostics; nil discards them. Typed text is never
+	// logged.
+	Logger *slog.Logger
+}
+
+// Handler serves the UI. Close it to end its open streams.
+type Handler struct {
+	hub  *live.Hub
+	who  string
+	log  *slog.Logger
+	mux  *http.ServeMux
+	done chan struct{}
+	once sync.Once
+}
+
+// New makes the UI's handler.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Hub == nil {
+		return nil, errors.New("liveui: Config.Hub is required")
+	}
+	h := &Handler{hub: cfg.Hub, who: cfg.Who, log: cfg.Logger, done: make(chan struct{})}
+	if h.who == "" {
+		h.who = "the user"
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	static, _ := fs.Sub(assets, "assets")
+	m := http.NewServeMux()
+	m.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	m.HandleFunc("GET /{$}", h.page("index.html"))
+	m.HandleFunc("GET /s/{id}", h.page("session.html"))
+	m.HandleFunc("GET /api/sessions", h.sessions)
+	m.HandleFunc("GET /events", h.listEvents)
+	m.HandleFunc("GET /s/{id}/events", h.sessionEvents)
+	m.HandleFunc("GET /s/{id}/live.mjpg", h.live)
+	m.HandleFunc("GET /s/{id}/som", h.som)
+	m.HandleFunc("GET /s/{id}/step/{n}", h.stepImage)
+	m.HandleFunc("POST /s/{id}/approve", h.post(h.approve))
+	m.HandleFunc("POST /s/{id}/takeover", h.post(h.takeover))
+	m.HandleFunc("POST /s/{id}/handback", h.post(h.handback))
+	m.HandleFunc("POST /s/{id}/input", h.post(h.input))
+	h.mux = m
+	return h, nil
+}
+
+// Close ends the open event and frame streams (for a server shutting
+// down). The handler answers other requests as before.
+func (h *Handler) Close() { h.once.Do(func() { close(h.done) }) }
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", CSP)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	hd.Set("Cache-Control", "no-store")
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) page(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			http.Error(w, "missing page", http.StatusInternalServerError)
+			return
+		}
+		if id := r.PathValue("id"); id != "" {
+			if _, ok := h.hub.Get(id); !ok {
+				http.Error(w, "no live session "+strconv.Quote(id)+" (it may have ended)", http.StatusNotFound)
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(b)
+	}
+}
+
+// session finds the request's session, or answers 404.
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*live.Session, bool) {
+	s, ok := h.hub.Get(r.PathValue("id"))
+	if !ok {
+		http.Error(w, "no such live session (it may have ended)", http.StatusNotFound)
+	}
+	return s, ok
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func (h *Handler) sessions(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.hub.List())
+}
+
+// sse starts an event stream.
+func sse(w http.ResponseWriter) (func(event string, v any) error, bool) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+		return nil, false
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	return func(event string, v any) error {
+		var err error
+		if event == "" {
+			_, err = io.WriteString(w, ": keep-alive\n\n")
+		} else {
+			var b []byte
+			if b, err = json.Marshal(v); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		}
+		fl.Flush()
+		return err
+	}, true
+}
+
+func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
+	poke, stop := h.hub.Watch()
+	defer stop()
+	send, ok := sse(w)
+	if !ok {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		if send("sessions", h.hub.List()) != nil {
+			return
+		}
+		select {
+		case <-poke:
+			// coalesce a burst of changes
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		case <-tick.C:
+			if send("", nil) != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-h.done:
+			return
+		}
+	}
+}
+
+func (h *Handler) sessionEvents(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	events, stop := s.Subscribe()
+	defer stop()
+	send, ok := sse(w)
+	if !ok {
+		return
+	}
+	if send("snapshot", s.Snapshot()) != nil {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				send("end", nil)
+				return
+			}
+			if send(e.Type, e.Data) != nil {
+				return
+			}
+		case <-tick.C:
+			if send("", nil) != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-h.done:
+			return
+		}
+	}
+}
+
+// mjpegBoundary separates the frames of the live view's stream.
+const mjpegBoundary = "surfframe"
+
+// live streams the screencast as MJPEG (multipart/x-mixed-replace, which
+// an <img> shows frame by frame). The screencast runs while at least one
+// such stream is open.
+func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+		return
+	}
+	leave, err := s.View()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusGone)
+		return
+	}
+	defer leave()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+mjpegBoundary)
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.WriteString(w, "--"+mjpegBoundary+"\r\n"); err != nil {
+		return
+	}
+	fl.Flush()
+	write := func(f live.Frame) bool {
+		// The boundary follows each frame at once.
+		if _, err := fmt.Fprintf(w, "Content-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", len(f.JPEG)); err != nil {
+			return false
+		}
+		if _, err := w.Write(f.JPEG); err != nil {
+			return false
+		}
+		if _, err := io.WriteString(w, "\r\n--"+mjpegBoundary+"\r\n"); err != nil {
+			return false
+		}
+		fl.Flush()
+		return true
+	}
+	seq := 0
+	var last live.Frame
+	repeated := false
+	for {
+		// Chromium shows a part of the stream once the next one starts:
+		// a frame that no other follows soon is sent again, so that a
+		// page that stopped painting is shown as it is.
+		wait := ctx
+		var stop context.CancelFunc = func() {}
+		if seq > 0 {
+			d := mjpegRepeat
+			if repeated {
+				d = mjpegKeepAlive
+			}
+			wait, stop = context.WithTimeout(ctx, d)
+		}
+		f, n, err := s.NextFrame(wait, seq)
+		stop()
+		switch {
+		case err == nil:
+			seq, last, repeated = n, f, false
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			f, repeated = last, true
+		default:
+			return
+		}
+		if !write(f) {
+			return
+		}
+	}
+}
+
+// The live view's stream sends its last frame again after mjpegRepeat
+// without a new one, then every mjpegKeepAlive.
+const (
+	mjpegRepeat    = 250 * time.Millisecond
+	mjpegKeepAlive = 10 * time.Second
+)
+
+func writeImage(w http.ResponseWriter, data []byte, mime string, err error) {
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	if mime == "" {
+		mime = http.DetectContentType(data)
+	}
+	w.Header().Set("Content-Type", mime)
+	w.Write(data)
+}
+
+func (h *Handler) som(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	data, mime, err := s.LastImage()
+	writeImage(w, data, mime, err)
+}
+
+func (h *Handler) stepImage(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.session(w, r)
+	if !ok {
+		return
+	}
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 1 {
+		http.Error(w, "a step number is a positive integer", http.StatusBadRequest)
+		return
+	}
+	data, mime, err := s.StepImage(n)
+	writeImage(w, data, mime, err)
+}
+
+// sameOrigin reports whether a state-changing request comes from this
+// server's own pages: the browser's Sec-Fetch-Site, when sent, must say
+// same-origin, and its Origin must be this server's. A request without
+// Origin is refused: every browser sends it on a POST.
+func sameOrigin(r *http.Request) error {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return fmt.Errorf("a %s request", site)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return errors.New("a request without Origin")
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("Origin %q", origin)
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) {
+		return fmt.Errorf("Origin %q is not this server (%s://%s)", origin, scheme, r.Host)
+	}
+	return nil
+}
+
+// post wraps a state-changing handler: same origin only, a JSON body of
+// at most maxBody bytes.
+func (h *Handler) post(f func(http.ResponseWriter, *http.Request, *live.Session, []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := sameOrigin(r); err != nil {
+			h.log.Warn("liveui: refused a cross-origin request", "path", r.URL.Path, "why", err.Error(), "remote", r.RemoteAddr)
+			http.Error(w, "Forbidden: "+err.Error()+" may not change anything here", http.StatusForbidden)
+			return
+		}
+		ct := r.Header.Get("Content-Type")
+		if ct != "" && !strings.HasPrefix(ct, "application/json") {
+			http.Error(w, "the body must be JSON (Content-Type: application/json)", http.StatusUnsupportedMediaType)
+			return
+		}
+		s, ok := h.session(w, r)
+		if !ok {
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("the body is over %d bytes", maxBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		f(w, r, s, body)
+	}
+}
+
+// answer reports an action's outcome as JSON: {"ok":true} or an error
+// with a status.
+func answer(w http.ResponseWriter, err error) {
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	case errors.Is(err, live.ErrNotFound), errors.Is(err, live.ErrClosed):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver):
+		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+	}
+}
+
+func decode(body []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("the body: %w", err)
+	}
+	return nil
+}
+
+func (h *Handler) approve(w http.ResponseWriter, r *http.Request, s *live.Session, body []byte) {
+	var in struct {
+		ID      int  `json:"id"`
+		Approve bool `json:"approve"`
+	}
+	if err := decode(body, &in); err != nil {
+		answer(w, err)
+		return
+	}
+	answer(w, s.Answer(in.ID, in.Approve, h.who))
+}
+
+func (h *Handler) takeover(w http.ResponseWriter, r *http.Request, s *live.Session, body []byte) {
+	answer(w, s.TakeOver(h.who))
+}
+
+func (h *Handler) handback(w http.ResponseWriter, r *http.Request, s *live.Session, body []byte) {
+	answer(w, s.HandBack())
+}
+
+// inputReq is an input event from the live view. X and Y are fractions
+// of the image's width and height (0 to 1): the handler scales them to
+// the page's viewport.
+type inputReq struct {
+	Kind      string  `json:"kind"`
+	X         float64 `json:"x"`
+	Y         float64 `json:"y"`
+	Button    string  `json:"button,omitempty"`
+	Clicks    int     `json:"clicks,omitempty"`
+	DeltaX    float64 `json:"dx,omitempty"`
+	DeltaY    float64 `json:"dy,omitempty"`
+	Key       string  `json:"key,omitempty"`
+	Code      string  `json:"code,omitempty"`
+	Text      string  `json:"text,omitempty"`
+	Modifiers int     `json:"modifiers,omitempty"`
+}
+
+func (h *Handler) input(w http.ResponseWriter, r *http.Request, s *live.Session, body []byte) {
+	var in inputReq
+	if err := decode(body, &in); err != nil {
+		answer(w, err)
+		return
+	}
+	e := live.InputEvent{Kind: in.Kind, Button: in.Button, Clicks: in.Clicks, DeltaX: in.DeltaX, DeltaY: in.DeltaY,
+		Key: in.Key, Code: in.Code, Text: in.Text, Modifiers: in.Modifiers}
+	if pointer(in.Kind) {
+		if math.IsNaN(in.X) || math.IsNaN(in.Y) || in.X < 0 || in.X > 1 || in.Y < 0 || in.Y > 1 {
+			answer(w, errors.New("x and y are fractions of the live view, from 0 to 1"))
+			return
+		}
+		vw, vh := s.Viewport()
+		if vw <= 0 || vh <= 0 {
+			answer(w, errors.New("no frame of the page yet: wait for the live view"))
+			return
+		}
+		// the last pixel is at w-1
+		e.X, e.Y = math.Min(in.X*vw, vw-1), math.Min(in.Y*vh, vh-1)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	err := s.Input(ctx, e)
+	if err != nil {
+		// Neither the event's text nor the error is logged: either may
+		// hold what the person typed (a password).
+		h.log.Debug("liveui: input refused", "kind", in.Kind)
+	}
+	answer(w, err)
+}
+
+// pointer reports whether an input kind has a position.
+func pointer(kind string) bool {
+	switch kind {
+	case "mouse_move", "mouse_down", "mouse_up", "click", "wheel":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/cmd/surf/internal/liveui"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/websurfer"
+)
+
+// uiFlagsHelp documents the live view's flags of run and work.
+const uiFlagsHelp = `  --ui ADDR           serve the live view at http://ADDR/ (e.g. 127.0.0.1:8932):
+                      watch the browser, approve what the policy marks
+                      "ask", take over and hand back; loopback only unless
+                      --allow-remote. The first visit needs the token:
+                      open the http://ADDR/?token=... address surf prints
+  --ui-token T        the live view's token (at least 16 characters; default:
+                      a random one, printed in that address)
+  --allow-remote      allow a non-loopback --ui ADDR; needs --ui-token
+  --public-host H     the host name remote browsers use for --ui`
+
+// uiFlags are the live view's flags of run and work.
+type uiFlags struct {
+	addr        *string
+	token       *string
+	allowRemote *bool
+	publicHost  *string
+}
+
+func addUIFlags(fs *pflag.FlagSet) *uiFlags {
+	return &uiFlags{
+		addr:        fs.String("ui", "", ""),
+		token:       fs.String("ui-token", "", ""),
+		allowRemote: fs.Bool("allow-remote", false, ""),
+		publicHost:  fs.String("public-host", "", ""),
+	}
+}
+
+// options checks the flags and returns the live view's HTTP options; ok
+// is false without --ui.
+func (u *uiFlags) options(c *command) (mcpserver.HTTPOptions, bool, error) {
+	if *u.addr == "" {
+		if *u.token != "" || *u.allowRemote || *u.publicHost != "" {
+			return mcpserver.HTTPOptions{}, false, usagef(c, "--ui-token, --allow-remote and --public-host apply to --ui only")
+		}
+		return mcpserver.HTTPOptions{}, false, nil
+	}
+	o := mcpserver.HTTPOptions{AllowRemote: *u.allowRemote, Token: strings.TrimSpace(*u.token), PublicHost: *u.publicHost}
+	if o.Token == "" && mcpserver.IsLoopbackBind(*u.addr) {
+		o.Token = mcpserver.GenerateToken()
+	}
+	if err := mcpserver.CheckBind(*u.addr, o); err != nil {
+		return o, false, &exitError{code: 2, err: fmt.Errorf("--ui: %w", err)}
+	}
+	return o, true, nil
+}
+
+// liveView is a live view served on its own address (surf run --ui,
+// surf work --ui).
+type liveView struct {
+	hub  *live.Hub
+	ui   *liveui.Handler
+	srv  *http.Server
+	errc chan error
+}
+
+// startLiveView listens on addr and serves the hub's UI behind the
+// HTTP checks, and says where on stderr.
+func startLiveView(ctx context.Context, cli *CLI, addr string, o mcpserver.HTTPOptions) (*liveView, error) {
+	hub := live.New(live.Config{Logger: cli.Logger})
+	ui, err := liveui.New(liveui.Config{Hub: hub, Logger: cli.Logger})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--ui: listening on %s: %w", addr, err)
+	}
+	lv := &liveView{hub: hub, ui: ui, errc: make(chan error, 1)}
+	lv.srv = &http.Server{
+		Handler:           mcpserver.Guard(ui, ln.Addr().String(), o, true, cli.Logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	go func() { lv.errc <- lv.srv.Serve(ln) }()
+	fmt.Fprintf(cli.Stderr, "surf: live view at %s\n", loginURL(ln.Addr(), o))
+	return lv, nil
+}
+
+// loginURL is the address a person opens first: with the token, which
+// the server swaps for a cookie.
+func loginURL(addr net.Addr, o mcpserver.HTTPOptions) string {
+	host := addr.String()
+	if o.PublicHost != "" {
+		if _, port, err := net.SplitHostPort(host); err == nil {
+			host = net.JoinHostPort(o.PublicHost, port)
+		}
+	}
+	if o.Token == "" || o.NoToken {
+		return "http://" + host + "/"
+	}
+	return "http://" + host + "/?token=" + o.Token
+}
+
+// Close ends the sessions, the streams and the server.
+func (lv *liveView) Close() {
+	if lv == nil {
+		return
+	}
+	lv.hub.Close()
+	lv.ui.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := lv.srv.Shutdown(ctx); err != nil {
+		lv.srv.Close()
+	}
+	if err := <-lv.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		_ = err // the server is gone either way
+	}
+}
+
+// liveRun registers a run in the hub and returns the session: its
+// Approver wraps other (nil: the UI alone answers), its Help is the
+// surfer's Human.
+func openLive(hub *live.Hub, owner string, pol *policy.Policy) (*live.Session, error) {
+	var redact func(string) string
+	if pol != nil {
+		redact = pol.Redact
+	}
+	return hub.Open(live.SessionOptions{Owner: owner, Redact: redact})
+}
+
+// attachLive gives a live session its surfer and sandbox session.
+func attachLive(ls *live.Session, surf *websurfer.Surfer, sess *sandbox.Session) {
+	if ls == nil {
+		return
+	}
+	var denials func(func(live.Denial)) func()
+	if sess != nil {
+		denials = live.SandboxDenials(sess)
+	}
+	ls.Attach(surf, denials)
+}
+
+// tee reports progress to every non-nil reporter.
+func tee(fs ...func(string)) func(string) {
+	var all []func(string)
+	for _, f := range fs {
+		if f != nil {
+			all = append(all, f)
+		}
+	}
+	return func(msg string) {
+		for _, f := range all {
+			f(msg)
+		}
+	}
+}
