@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -185,7 +184,8 @@ type shot struct {
 
 // takeShot captures the tab's screenshot and, for a set-of-mark image,
 // decodes it for drawing; it sends the result on out.
-func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot) {
+// taken is closed once the capture has returned.
+func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot, taken chan<- struct{}) {
 	t0 := time.Now()
 	// A capture asked for while the tab swaps documents may never be
 	// answered; a second one is.
@@ -195,6 +195,7 @@ func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot) {
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		raw, err = captureJPEG(ctx, t.sess, s.cfg.JPEGQuality)
 	}
+	close(taken)
 	if err != nil {
 		out <- shot{err: err}
 		return
@@ -212,18 +213,22 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	start := time.Now()
 	t := s.tabs[s.active]
 	obs := &Observation{Seq: s.seq + 1, tab: t, nav: int(t.nav.Load()), taken: start, Unlisted: map[Location]int{}, acts: s.acts}
-	var watchc <-chan pageWatch
-	if !t.outOfProcess() && os.Getenv("SURF_NOSTATE") == "" {
-		watchc = s.startWatch(ctx, t)
-	}
 
 	// The screenshot is taken and decoded while the page is read: the
 	// browser paints in one process while the renderer answers the rest.
 	shotc := make(chan shot, 1)
+	shotTaken := make(chan struct{})
 	if s.cfg.Image == ImageNone {
 		shotc <- shot{}
+		close(shotTaken)
 	} else {
-		go s.takeShot(ctx, t, shotc)
+		go s.takeShot(ctx, t, shotc, shotTaken)
+	}
+	// The watch (see unchanged.go), its costlier part once the
+	// screenshot is taken.
+	var watchc <-chan pageWatch
+	if !t.outOfProcess() {
+		watchc = s.watchObservation(ctx, t, shotTaken)
 	}
 
 	t0 := time.Now()

@@ -2,6 +2,7 @@ package websurfer
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -26,9 +27,10 @@ import (
 // misses; what it shows is drawn from the same document, and the
 // observation's text is unaffected.
 
-// watchScript installs the watch on its first run and returns what it
-// has seen (a pageWatch).
-const watchScript = `(() => {
+// watchInstall installs the watch, if it is not there yet, and returns
+// its counts (a pageWatch without State). It is cheap: an observation runs
+// it as it starts, beside its reads of the page.
+const watchInstall = `(() => {
   let w = globalThis.__surfWatch;
   if (!w) {
     w = globalThis.__surfWatch = {n: 0, r: 0, navs: 0, docs: new WeakSet(), waiters: []};
@@ -48,8 +50,19 @@ const watchScript = `(() => {
       for (const ev of ['focusin', 'focusout', 'load', 'error', 'animationstart', 'transitionrun', 'play', 'playing', 'seeked', 'resize', 'pageshow', 'visibilitychange'])
         win.addEventListener(ev, bump, true);
     };
+    w.watch(document);
     if (globalThis.navigation) navigation.addEventListener('navigate', () => { w.navs++; bump(); });
   }
+  return {changes: w.n, reactions: w.r, navigations: w.navs};
+})()`
+
+// watchState returns the page's state for a count of changes: a string
+// that differs once the page may have changed since the watch counted
+// that many, or "" when the page must always be read anew. It also
+// watches the documents of the page's same-origin frames.
+const watchState = `((n) => {
+  const w = globalThis.__surfWatch;
+  if (!w) return '';
   // A document and its frames' documents, all watched; false if one of
   // them cannot be (another origin's) or may change unseen.
   const fine = (doc) => {
@@ -65,38 +78,62 @@ const watchScript = `(() => {
     }
     return true;
   };
-  const state = fine(document) ? [w.n, scrollX, scrollY, innerWidth, innerHeight, devicePixelRatio].join(',') : '';
-  return {state, reactions: w.r, navigations: w.navs};
-})()`
+  if (!fine(document)) return '';
+  return [n < 0 ? w.n : n, scrollX, scrollY, innerWidth, innerHeight, devicePixelRatio].join(',');
+})`
 
-// pageWatch is what watchScript returns. State is a string that changes
+// pageWatch is what the watch says. State is a string that changes
 // whenever the page may have changed, "" when the page must always be
-// read anew. Reactions counts the changes a page makes when acted on (DOM
-// mutations, scrolls, input, changed values, details toggled), and
-// Navigations the navigations its documents started.
+// read anew. Changes counts every change the watch saw, Reactions those a
+// page makes when acted on (DOM mutations, scrolls, input, changed values,
+// details toggled) and Navigations the navigations its document started.
 type pageWatch struct {
 	State       string `json:"state"`
+	Changes     int    `json:"changes"`
 	Reactions   int    `json:"reactions"`
 	Navigations int    `json:"navigations"`
 	ok          bool   // read
 }
 
-// readWatch returns tab t's watch; ok is false if the script could not run.
+// readWatch returns tab t's watch counts, installing it if needed; ok is
+// false if the script could not run.
 func (s *Surfer) readWatch(ctx context.Context, t *tab) pageWatch {
 	var w pageWatch
-	if err := t.evaluate(ctx, t.sess, watchScript, &w); err != nil {
+	if err := t.evaluate(ctx, t.sess, watchInstall, &w); err != nil {
 		return pageWatch{}
 	}
 	w.ok = true
 	return w
 }
 
-// startWatch runs readWatch on its own goroutine: an observation reads
-// the watch as it starts, so that any change while it reads makes the
-// next state differ.
-func (s *Surfer) startWatch(ctx context.Context, t *tab) <-chan pageWatch {
+// readState returns the page's state for n changes (the count now if n
+// is negative); "" if it must be read anew or the script could not run.
+func (s *Surfer) readState(ctx context.Context, t *tab, n int) string {
+	var st string
+	if err := t.evaluate(ctx, t.sess, fmt.Sprintf("%s(%d)", watchState, n), &st); err != nil {
+		return ""
+	}
+	return st
+}
+
+// watchObservation follows the watch for an observation of tab t: it
+// reads the counts at once, as the observation starts, so that any change
+// while the page is read makes the next state differ, and the state (what
+// costs the page some work) once started is closed, when the screenshot
+// is taken. The result comes on the returned channel.
+func (s *Surfer) watchObservation(ctx context.Context, t *tab, started <-chan struct{}) <-chan pageWatch {
 	out := make(chan pageWatch, 1)
-	go func() { out <- s.readWatch(ctx, t) }()
+	go func() {
+		w := s.readWatch(ctx, t)
+		if w.ok {
+			select {
+			case <-started:
+			case <-ctx.Done():
+			}
+			w.State = s.readState(ctx, t, w.Changes)
+		}
+		out <- w
+	}()
 	return out
 }
 
@@ -118,7 +155,7 @@ func (s *Surfer) unchanged(ctx context.Context) *Observation {
 		return nil
 	}
 	start := time.Now()
-	if w := s.readWatch(ctx, t); w.State != o.watch.State {
+	if s.readState(ctx, t, -1) != o.watch.State {
 		return nil
 	}
 	again := *o
