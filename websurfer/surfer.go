@@ -117,7 +117,7 @@ type Surfer struct {
 	closed bool
 	// acts counts the actions begun, for unchanged.go.
 	acts int
-	pol    *policy.Policy
+	pol  *policy.Policy
 	// recordCapture, set by tests only, receives each observation's
 	// capture, accessibility nodes and render input (see -record).
 	recordCapture func(*perception.Capture, map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node, perception.RenderInput)
