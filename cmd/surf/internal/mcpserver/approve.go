@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/tools"
+	"github.com/surfkit/surf/websurfer"
 )
 
 // approver answers one MCP session's Ask decisions: through elicitation
@@ -105,4 +106,62 @@ func elicitMessage(d policy.Decision) string {
 	}
 	b.WriteString(" Approve it?")
 	return b.String()
+}
+
+// elicitHuman answers request_help for a session without a live view,
+// through elicitation: the client's user is asked to do what the agent
+// cannot (in a browser window they can see, or by answering: a code from
+// a second factor, a choice) and to say when it is done.
+type elicitHuman struct {
+	ss  *mcp.ServerSession
+	log *slog.Logger
+}
+
+var _ websurfer.Human = (*elicitHuman)(nil)
+
+// The fields of the help form.
+const (
+	helpDone = "done"
+	helpNote = "note"
+)
+
+// Help asks the client's user and returns what to tell the agent.
+func (h *elicitHuman) Help(ctx context.Context, reason string) (string, error) {
+	res, err := h.ss.Elicit(ctx, &mcp.ElicitParams{
+		Mode: "form",
+		Message: "surf's agent asks for a person's help with: " + reason +
+			". Do it in the browser if you can, or write here what the agent needs (a code, an answer), and say whether it is done.",
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				helpDone: map[string]any{"type": "boolean", "title": "Done", "description": "It is done; the agent can go on.", "default": false},
+				helpNote: map[string]any{"type": "string", "title": "Note for the agent", "maxLength": 2000},
+			},
+			"required": []string{helpDone},
+		},
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		h.log.Warn("elicitation for help failed", "err", err)
+		return "", fmt.Errorf("the client could not be asked: %w", err)
+	}
+	note, _ := res.Content[helpNote].(string)
+	note = strings.TrimSpace(note)
+	h.log.Info("help", "action", res.Action, "done", res.Content[helpDone] == true)
+	switch {
+	case res.Action == "accept" && res.Content[helpDone] == true:
+		if note == "" {
+			return "The person says it is done.", nil
+		}
+		return "The person says it is done, and writes: " + note, nil
+	case res.Action == "accept":
+		if note == "" {
+			return "The person could not do it; continue without help or answer that you are blocked.", nil
+		}
+		return "The person could not do it, and writes: " + note, nil
+	default:
+		return "The person declined to help; continue without help or answer that you are blocked.", nil
+	}
 }

@@ -408,6 +408,9 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 			other = cfg.Approver
 		}
 		cfg.Approver, cfg.Human = ls.Approver(other), ls
+	} else if a := se.cl.approver; a.elicit && canElicit(a.ss) {
+		// No live view: request_help asks the client's user.
+		cfg.Human = &elicitHuman{ss: a.ss, log: se.log}
 	}
 	cfg.Logger = se.log
 	cfg.Image = s.cfg.Image.kind()
