@@ -52,6 +52,21 @@ type Decided struct {
 	Target string
 }
 
+// Outcome is the decision in a word or two, as summaries show it:
+// "allow", "approved", "denied by approval", or the verdict and its rule
+// ("deny (rule)").
+func (d Decided) Outcome() string {
+	switch {
+	case d.Asked && d.Verdict == policy.Allow:
+		return "approved"
+	case d.Asked:
+		return "denied by approval"
+	case d.Verdict == policy.Allow:
+		return "allow"
+	}
+	return fmt.Sprintf("%s (%s)", d.Verdict, d.Rule)
+}
+
 // TakeDecisions returns the policy decisions made since the last call: one
 // per gate an action went through.
 func (s *Surfer) TakeDecisions() []Decided {

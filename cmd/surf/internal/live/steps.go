@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/textcut"
-	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -67,7 +66,7 @@ func (s *Session) Step(st *websurfer.Step) {
 		if d.Target != "" && info.Target == "" {
 			info.Target = s.red(d.Target)
 		}
-		if v := verdictOf(d); v != "allow" {
+		if v := d.Outcome(); v != "allow" {
 			info.Verdict = v
 		}
 	}
@@ -137,19 +136,6 @@ func (s *Session) LastImage() ([]byte, string, error) {
 		return nil, "", fmt.Errorf("the set-of-mark image: %w (no observation yet)", ErrNotFound)
 	}
 	return s.last.data, s.last.mime, nil
-}
-
-// verdictOf is a decision as the timeline shows it.
-func verdictOf(d websurfer.Decided) string {
-	switch {
-	case d.Asked && d.Verdict == policy.Allow:
-		return "approved"
-	case d.Asked:
-		return "denied by approval"
-	case d.Verdict == policy.Allow:
-		return "allow"
-	}
-	return fmt.Sprintf("%s (%s)", d.Verdict, d.Rule)
 }
 
 // target is what a call acts on, from its arguments.

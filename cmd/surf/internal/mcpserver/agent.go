@@ -120,7 +120,7 @@ func stepLines(st *websurfer.Step) []string {
 			if d.Target != "" && i == 0 {
 				target = d.Target
 			}
-			if v := decided(d); v != "allow" {
+			if v := d.Outcome(); v != "allow" {
 				verdict = v
 			}
 		}
@@ -141,20 +141,6 @@ func stepLines(st *websurfer.Step) []string {
 		}
 	}
 	return out
-}
-
-// decided is a decision's verdict for the summary: "allow", "approved",
-// "deny (rule)" or "denied by approval".
-func decided(d websurfer.Decided) string {
-	switch {
-	case d.Asked && d.Verdict == policy.Allow:
-		return "approved"
-	case d.Asked:
-		return "denied by approval"
-	case d.Verdict == policy.Allow:
-		return "allow"
-	}
-	return fmt.Sprintf("%s (%s)", d.Verdict, d.Rule)
 }
 
 // compactArgs is a call's arguments on one line, without the reasoning.
