@@ -33,6 +33,9 @@
 //   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close.
 //   - cmd/surf/internal/report: a run's journal as one HTML page.
 //   - cmd/surf/internal/demosite: the bundled demo website.
+//   - cmd/surf/internal/live: the hub of live sessions: state, timeline, approvals, takeover.
+//   - cmd/surf/internal/liveui: the live view's web UI.
+//   - cmd/surf/internal/benchsite: the fixture site of surf bench actions.
 //
 // Test helpers (internal/testkit/):
 //
