@@ -195,27 +195,34 @@ func TestIdleWaitsForARunningRequest(t *testing.T) {
 		<-release
 		return Response{OK: true, Text: "finished"}
 	})
-	_, sock, done := serve(t, Config{Handler: h, Idle: 20 * time.Millisecond})
+	// The idle period leaves the test time to connect even on a busy
+	// machine; the request then runs for several of them.
+	const idle = 250 * time.Millisecond
+	_, sock, done := serve(t, Config{Handler: h, Idle: idle})
+	c, err := Dial(context.Background(), sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	got := make(chan *Response, 1)
 	go func() {
-		c, err := Dial(context.Background(), sock)
-		if err != nil {
-			t.Error(err)
-			got <- nil
-			return
-		}
-		defer c.Close()
 		resp, err := c.Call(context.Background(), Request{Tool: "slow"})
 		if err != nil {
 			t.Error(err)
 		}
 		got <- resp
 	}()
-	<-started
+	select {
+	case <-started:
+	case resp := <-got:
+		t.Fatalf("the request ended before its handler ran: %+v", resp)
+	case err := <-done:
+		t.Fatalf("Serve returned (%v) before the request reached it", err)
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("Serve returned (%v) while a request was running", err)
-	case <-time.After(300 * time.Millisecond): // many idle periods
+	case <-time.After(4 * idle): // several idle periods
 	}
 	close(release)
 	if resp := <-got; resp == nil || resp.Text != "finished" {
