@@ -415,3 +415,34 @@ func BenchmarkWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "page-bytes")
 }
+
+// TestTakenOver: a takeover between steps is shown as one, with the note
+// the model got, not as an unknown entry.
+func TestTakenOver(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	j, err := journal.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []journal.Entry{
+		{Time: at(0), Event: journal.KindRunStarted, Task: "log in"},
+		{Time: at(100), Event: journal.KindTakenOver, Step: 1, Message: "The user took over the browser for 42s and handed it back.", Duration: journal.Duration(42 * time.Second)},
+		{Time: at(200), Event: journal.KindEnded, EndReason: journal.EndAnswered, Answer: "done", Steps: 1},
+	} {
+		if err := j.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	html, _ := render(t, path)
+	for _, want := range []string{"taken over", "The user took over the browser for 42s and handed it back."} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "ev-other") {
+		t.Error("the takeover is shown as an unknown entry")
+	}
+}

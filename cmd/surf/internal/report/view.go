@@ -296,6 +296,12 @@ func build(j *Journal, opts Options) (*page, Summary) {
 			ev.Text = newText(e.Message, opts.MaxText)
 			ev.Err = newText(e.Error, opts.MaxText)
 			s.recovered = true
+		case journal.KindTakenOver:
+			ev.Label = "taken over"
+			ev.Text = newText(e.Message, opts.MaxText)
+			if e.Duration > 0 {
+				ev.Dur = duration(time.Duration(e.Duration))
+			}
 		case journal.KindCorrected:
 			ev.Label = "corrected"
 			ev.Text = newText(e.Message, opts.MaxText)
