@@ -379,8 +379,25 @@ func (s *Session) Context() playwright.BrowserContext { return s.bctx }
 
 // NewPage opens a page in the session and returns once the request gate
 // is installed on it, so that its first navigation is judged like any
-// other.
+// other. The page holds a blank document of its own (see PageOptions).
 func (s *Session) NewPage(ctx context.Context) (playwright.Page, error) {
+	return s.OpenPage(ctx, PageOptions{})
+}
+
+// PageOptions configures OpenPage. The zero value is NewPage's.
+type PageOptions struct {
+	// KeepInitial leaves the page on the initial document every new page
+	// starts with, saving a navigation for a caller whose first act is to
+	// navigate it. That document paints at the window's size (1280x633
+	// for a 1280x720 viewport) until the page holds a document of its
+	// own; on a busy machine it sometimes paints at the viewport's. By
+	// default the page is given a blank document of its own, so that a
+	// screenshot of it has the viewport's size every time.
+	KeepInitial bool
+}
+
+// OpenPage is NewPage with options.
+func (s *Session) OpenPage(ctx context.Context, opts PageOptions) (playwright.Page, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -394,11 +411,9 @@ func (s *Session) NewPage(ctx context.Context) (playwright.Page, error) {
 			return nil, err
 		}
 	}
-	// A new page's initial blank document paints at the window's size
-	// (1280x633 for a 1280x720 viewport) until the page holds a document
-	// of its own; on a busy machine it sometimes paints at the viewport's.
-	// A blank document of its own makes screenshots of it the viewport's
-	// size every time.
+	if opts.KeepInitial {
+		return p, nil
+	}
 	if _, err := p.Goto("about:blank"); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("opening a page: %w", cleanPlaywrightError(err))

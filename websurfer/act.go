@@ -29,7 +29,7 @@ type outcome struct {
 	// settle is the tab to wait for after the step, nil for none, and
 	// before its navigation count to compare with.
 	settle *tab
-	before int64
+	before navMark
 	// report is what the summary says about the page after settling.
 	report report
 }
@@ -52,7 +52,7 @@ const (
 // settled is the outcome of a step that passed the gates of decisions and
 // waits for tab t, whose navigation count was before, and reports what r
 // says.
-func settled(t *tab, before int64, r report, summary string, decisions ...policy.Decision) *outcome {
+func settled(t *tab, before navMark, r report, summary string, decisions ...policy.Decision) *outcome {
 	return &outcome{summary: summary, decisions: decisions, settle: t, before: before, report: r}
 }
 

@@ -145,7 +145,7 @@ func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*outcome
 // it, in t. describe makes the summary once the page settled, so that it
 // names the page as it is then.
 func (s *Surfer) load(ctx context.Context, t *tab, d policy.Decision, describe func() string) (*outcome, error) {
-	before := t.nav.Load()
+	before := t.mark()
 	if err := s.gotoURL(ctx, t, d.URL); err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func (s *Surfer) walk(ctx context.Context, t *tab, dir int) (*outcome, error) {
 	st.mu.Lock()
 	st.hist.walking = true
 	st.mu.Unlock()
-	before := t.nav.Load()
+	before := t.mark()
 	err = s.gotoURL(ctx, t, target)
 	st.mu.Lock()
 	st.hist.walking = false
@@ -266,7 +266,7 @@ func (s *Surfer) walk(ctx context.Context, t *tab, dir int) (*outcome, error) {
 // RefreshPage reloads the active tab.
 func (s *Surfer) RefreshPage(ctx context.Context) (*ActionResult, error) {
 	return s.onPage(ctx, func(ctx context.Context, t *tab) (*outcome, error) {
-		before := t.nav.Load()
+		before := t.mark()
 		progress(ctx, "reloading %s", textcut.Bytes(t.page.URL(), 200))
 		ms := float64(s.cfg.ActionTimeout.Milliseconds())
 		err := s.interruptible(ctx, t, func() error {
@@ -304,7 +304,7 @@ func (s *Surfer) scrollPage(ctx context.Context, dx, dy int) (*ActionResult, err
 		if pos.Before == pos.After {
 			return nil, toolErr("the page cannot scroll %s any further", word)
 		}
-		return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I scrolled the page %s by %d pixels", word, int(abs(pos.After-pos.Before)))), nil
+		return settled(t, t.mark(), reportNothing, fmt.Sprintf("I scrolled the page %s by %d pixels", word, int(abs(pos.After-pos.Before)))), nil
 	})
 }
 
@@ -335,7 +335,7 @@ func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResu
 		if err := t.page.Mouse().Wheel(float64(dx)*step, float64(dy)*step); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
-		return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", scrollWord(dx, dy), int(step), q(r.el.Name, 60), id)), nil
+		return settled(t, t.mark(), reportNothing, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", scrollWord(dx, dy), int(step), q(r.el.Name, 60), id)), nil
 	})
 }
 
@@ -344,7 +344,7 @@ func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResu
 // that opens a new tab switches to it.
 func (s *Surfer) Click(ctx context.Context, id int) (*ActionResult, error) {
 	return s.onElement(ctx, aim{id: id, tool: "click", link: true, reach: true}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
-		before := t.nav.Load()
+		before := t.mark()
 		if err := s.unlessDialog(func() error { return t.page.Mouse().Click(r.clickX, r.clickY) }); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
@@ -523,7 +523,7 @@ func (s *Surfer) inputText(ctx context.Context, t *tab, r *elementRef, text stri
 // typed where, with note added (what the page did to the focus).
 func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool, note string) (*outcome, error) {
 	kb := t.page.Keyboard()
-	before := t.nav.Load()
+	before := t.mark()
 	if pressEnter {
 		if err := s.unlessDialog(func() error { return kb.Press("Enter") }); err != nil {
 			return nil, s.inputErr(ctx, err)
@@ -565,7 +565,7 @@ func (s *Surfer) Hover(ctx context.Context, id int) (*ActionResult, error) {
 		if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
-		return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I moved the mouse over %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id)), nil
+		return settled(t, t.mark(), reportNothing, fmt.Sprintf("I moved the mouse over %s %s (id %d)", r.el.Role, q(r.el.Name, 80), id)), nil
 	})
 }
 
@@ -622,7 +622,7 @@ func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, option
 	case res.Error != "":
 		return nil, toolErr("could not choose in element %d: %s", id, res.Error)
 	}
-	return settled(t, t.nav.Load(), reportNothing, chose(res.Chosen, r)), nil
+	return settled(t, t.mark(), reportNothing, chose(res.Chosen, r)), nil
 }
 
 // chose is the summary of select_option.
@@ -646,7 +646,7 @@ func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option s
 		if err := t.page.Mouse().Click(r.clickX, r.clickY); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
-		s.settle(ctx, t, t.nav.Load())
+		s.settle(ctx, t, t.mark())
 	}
 	obs, err := s.observe(ctx)
 	if err != nil {
@@ -683,7 +683,7 @@ func (s *Surfer) selectARIA(ctx context.Context, t *tab, r *elementRef, option s
 	if err := s.reachable(ctx, or); err != nil {
 		return nil, err
 	}
-	before := t.nav.Load()
+	before := t.mark()
 	if err := t.page.Mouse().Click(or.clickX, or.clickY); err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
@@ -700,7 +700,7 @@ func (s *Surfer) Keypress(ctx context.Context, keys []string) (*ActionResult, er
 		if len(keys) == 0 {
 			return nil, toolErr("keypress needs at least one key")
 		}
-		before := t.nav.Load()
+		before := t.mark()
 		for i, k := range keys {
 			if strings.TrimSpace(k) == "" {
 				return nil, toolErr("key %d is empty", i+1)
@@ -762,7 +762,7 @@ func (s *Surfer) upload(ctx context.Context, t *tab, r *elementRef, path string)
 			return nil, toolErr("could not set the file: %s", shortErr(err))
 		}
 	}
-	return settled(t, t.nav.Load(), reportNothing, fmt.Sprintf("I uploaded %s into %s %s (id %d)", q(filepath.Base(file), 80), r.el.Role, q(r.el.Name, 60), id)), nil
+	return settled(t, t.mark(), reportNothing, fmt.Sprintf("I uploaded %s into %s %s (id %d)", q(filepath.Base(file), 80), r.el.Role, q(r.el.Name, 60), id)), nil
 }
 
 // uploadPath resolves a path the model gave inside the uploads directory,

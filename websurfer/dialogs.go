@@ -179,7 +179,7 @@ func (s *Surfer) AnswerDialog(ctx context.Context, accept bool, text string) (*A
 	if h = s.takeDialog(h); h == nil {
 		return nil, toolErr("the dialog was already dismissed")
 	}
-	before := h.t.nav.Load()
+	before := h.t.mark()
 	var summary string
 	if accept {
 		if h.kind == "prompt" {

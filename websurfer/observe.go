@@ -130,6 +130,9 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 	if err := s.renewCrashed(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.observeInitial(ctx, s.tabs[s.active]); err != nil {
+		return nil, err
+	}
 	if obs := s.unchanged(ctx); obs != nil {
 		return obs, nil
 	}
@@ -164,6 +167,31 @@ func (s *Surfer) observe(ctx context.Context) (*Observation, error) {
 		s.redactObservation(obs) // see redact.go
 	}
 	return obs, err
+}
+
+// observeInitial gives tab t a blank document of its own if it still
+// holds its page's initial document, which paints at the window's size
+// rather than the viewport's (see sandbox.PageOptions): observed, it is
+// the blank page every new tab shows (history leaves blank pages out).
+func (s *Surfer) observeInitial(ctx context.Context, t *tab) error {
+	if !t.initial.Load() {
+		return nil
+	}
+	if t.rnav.Load() != 0 || t.pendingNav() {
+		// The page is getting a document of its own already (Playwright
+		// has not said so yet): a blank one would cut it off.
+		t.initial.Store(false)
+		return nil
+	}
+	err := s.interruptible(ctx, t, func() error {
+		_, err := t.page.Goto("about:blank")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("opening a blank page: %w", err)
+	}
+	t.initial.Store(false)
+	return nil
 }
 
 // betweenDocuments reports whether err means the tab had no active

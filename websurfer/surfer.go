@@ -80,6 +80,12 @@ type Config struct {
 	// HelpTimeout bounds one request_help wait for Human; zero means
 	// DefaultHelpTimeout. Running out is a tool result, not an error.
 	HelpTimeout time.Duration
+	// SkipBlank saves the first tab's blank page (a navigation) for a
+	// caller whose first act is to navigate it, such as a run with a
+	// StartURL: the tab keeps the initial document its page opened with,
+	// and is given a blank document of its own only if it is observed
+	// before it navigates (see sandbox.PageOptions.KeepInitial).
+	SkipBlank bool
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -181,6 +187,10 @@ type tab struct {
 	title    string // last seen title
 
 	held atomic.Bool // a dialog blocks the page's script (dialogs.go)
+	// initial is set while the tab still holds the initial document its
+	// page was opened with (sandbox.PageOptions.KeepInitial): it is
+	// given a blank document of its own before it is observed.
+	initial atomic.Bool
 
 	seenTitle atomic.Value // string: the title last read (live.go)
 }
@@ -279,7 +289,10 @@ func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
 		}
 		s.evmu.Unlock()
 	})
-	page, err := sess.NewPage(ctx)
+	// With SkipBlank the first tab keeps its initial document: the
+	// caller navigates it before anything looks at it (see
+	// observeInitial).
+	page, err := sess.OpenPage(ctx, sandbox.PageOptions{KeepInitial: s.cfg.SkipBlank})
 	if err != nil {
 		return fmt.Errorf("opening a tab: %w", err)
 	}
@@ -288,6 +301,7 @@ func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
 		page.Close()
 		return err
 	}
+	t.initial.Store(s.cfg.SkipBlank)
 	s.tabs, s.active, s.last = []*tab{t}, 0, nil
 	s.publish()
 	return nil
@@ -375,6 +389,7 @@ func (s *Surfer) newTab(ctx context.Context, page playwright.Page) (*tab, error)
 	page.OnFrameNavigated(func(f playwright.Frame) {
 		if f == page.MainFrame() {
 			t.nav.Add(1)
+			t.initial.Store(false)
 		}
 	})
 	page.OnLoad(func(playwright.Page) {

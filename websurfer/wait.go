@@ -25,9 +25,16 @@ const (
 	pollEvery = 5 * time.Millisecond
 )
 
+// navMark is a tab's navigation counts before an action: Playwright's
+// (nav) and the renderer's (rnav).
+type navMark struct{ pw, r int64 }
+
+// mark returns the tab's navigation counts now.
+func (t *tab) mark() navMark { return navMark{pw: t.nav.Load(), r: t.rnav.Load()} }
+
 // settle waits for the effects of an action on tab t, whose navigation
-// count was before. It reports whether the tab navigated.
-func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
+// counts were before. It reports whether the tab navigated.
+func (s *Surfer) settle(ctx context.Context, t *tab, before navMark) bool {
 	outer := ctx
 	ctx, stop := s.dialogCtx(ctx) // a page blocked in a dialog waits for its answer, not surf
 	defer stop()
@@ -39,13 +46,13 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	rctx, stopReact := context.WithCancel(ctx)
 	react := s.reacted(rctx, t, settleStart)
 	waitWhile(ctx, start.Add(settleStart), func() bool {
-		return t.nav.Load() == before && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav() && !closed(react)
+		return t.nav.Load() == before.pw && t.rnav.Load() == before.r && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav() && !closed(react)
 	})
 	stopReact()
 	if ctx.Err() != nil {
-		return t.nav.Load() != before
+		return t.nav.Load() != before.pw
 	}
-	navigated := t.nav.Load() != before
+	navigated := t.nav.Load() != before.pw || t.rnav.Load() != before.r
 	if navigated {
 		remaining := time.Until(deadline)
 		if remaining > 0 {
@@ -80,8 +87,14 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before int64) bool {
 	s.evmu.Lock()
 	s.announced = 0 // one that never came is not waited for again
 	s.evmu.Unlock()
+	// The renderer's events reach surf ahead of Playwright's, which move
+	// the page's URL: a document the renderer saw commit is waited for
+	// there too, or the step would report the old page's URL.
+	if t.rnav.Load() != before.r {
+		waitWhile(ctx, quietBy, func() bool { return t.nav.Load() == before.pw })
+	}
 	t.navAsked.Store(0)
-	return t.nav.Load() != before || navigated
+	return t.nav.Load() != before.pw || navigated
 }
 
 // reactGrace is how long surf still waits, once the page has reacted to

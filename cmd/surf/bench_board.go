@@ -37,6 +37,10 @@ first claim to the last result, tasks per minute, the speedup over the
 first worker count, and the board's overhead per task (claim to start plus
 finish to result stored) at p50, p95 and max.
 
+Flags:
+  --max-active N      tasks driving the browser at once, as for surf work
+                      (default: one per core, at least 2)
+
 Example:
   surf bench board --workers 1,2,4,8 --tasks 24 --model-delay 1s`
 
@@ -153,6 +157,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	delay := fs.Duration("model-delay", time.Second, "")
 	scenDir := fs.String("scenarios", filepath.Join("testdata", "replay"), "")
 	asJSON := fs.Bool("json", false, "")
+	maxActive := fs.Int("max-active", 0, "")
 	bf := addBrowserFlags(fs)
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
@@ -163,6 +168,9 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	}
 	if *nTasks < 1 || *nTasks > 1000 {
 		return usagef(c, "--tasks must be 1 to 1000")
+	}
+	if *maxActive < 0 || *maxActive > 64 {
+		return usagef(c, "--max-active must be 1 to 64")
 	}
 	if *delay < 0 || *delay > time.Minute {
 		return usagef(c, "--model-delay must be 0 to 1m")
@@ -195,6 +203,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
 		sandbox: sbCfg,
 		base:    base,
+		turns:   turnQueue(*maxActive),
 		sessionFor: func(t board.Task) sandbox.SessionConfig {
 			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).dir, "site.har")}
 		},
@@ -235,7 +244,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		}
 	}
 	if !*asJSON {
-		fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call\n\n", *nTasks, len(scens), *delay)
+		fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", *nTasks, len(scens), *delay, runner.o.turns.Capacity())
 		fmt.Fprintf(cli.Stdout, "%7s  %5s  %6s  %8s  %9s  %7s  %14s  %12s\n", "workers", "done", "failed", "wall", "tasks/min", "speedup", "overhead p50/p95", "run p50")
 		for _, r := range results {
 			fmt.Fprintf(cli.Stdout, "%7d  %5d  %6d  %7.1fs  %9.1f  %6.2fx  %6.1f/%-6.1fms  %10.0fms\n", r.Workers, r.Done, r.Failed,

@@ -42,6 +42,10 @@ marks "ask", so such actions are denied unless --approve allow.
 
 Flags:
   --workers N         tasks run at once (default 1)
+  --max-active N      of those, how many drive the browser at once; the
+                      others wait their turn, and a task waiting on its
+                      model or a person holds none (default: one per
+                      core, at least 2)
   --idle D            exit once the board has been empty for D, e.g. 30s
                       (default: keep waiting for tasks)
   --max-attempts N    runs of a task before it fails, counting runs lost
@@ -72,6 +76,7 @@ Examples:
 	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
 		fs := newFlags(c)
 		workers := fs.Int("workers", 1, "")
+		maxActive := fs.Int("max-active", 0, "")
 		idle := fs.Duration("idle", 0, "")
 		maxAttempts := fs.Int("max-attempts", 3, "")
 		lease := fs.Duration("lease", 0, "")
@@ -100,6 +105,8 @@ Examples:
 			return usagef(c, "--workers must be 1 to 64")
 		case *maxAttempts < 1:
 			return usagef(c, "--max-attempts must be at least 1")
+		case *maxActive < 0 || *maxActive > 64:
+			return usagef(c, "--max-active must be 1 to 64")
 		case *idle < 0 || *lease < 0 || *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0:
 			return usagef(c, "durations and limits cannot be negative")
 		case *lease > 0 && *lease < 300*time.Millisecond:
@@ -157,6 +164,7 @@ Examples:
 			maxSteps: *maxSteps, maxTokens: *maxTokens, maxTime: *maxTime,
 			logger: cli.Logger,
 			live:   hub, liveAlone: withUI && !fs.Changed("approve"),
+			turns: turnQueue(*maxActive),
 		})
 		if err != nil {
 			return err

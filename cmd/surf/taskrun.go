@@ -16,6 +16,7 @@ import (
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/admit"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
@@ -60,14 +61,19 @@ type taskRunnerOptions struct {
 	// actions (surf.Approver is not asked).
 	live      *live.Hub
 	liveAlone bool
+	// turns, when set, admits the tasks' browser work (see turns.go):
+	// a task holds a turn while it drives the browser, not while it
+	// waits on its model or a person.
+	turns *admit.Queue
 }
 
 // taskRunner runs board tasks in one browser: one sandbox per process, one
 // isolated session and surfer per claim. Its run is a board.RunFunc, safe
 // for concurrent claims.
 type taskRunner struct {
-	o   taskRunnerOptions
-	log *slog.Logger
+	o    taskRunnerOptions
+	log  *slog.Logger
+	asks bool // the surfers' Approver may ask a person (and wait)
 
 	mu     sync.Mutex
 	sb     *sandbox.Sandbox
@@ -89,6 +95,7 @@ func newTaskRunner(ctx context.Context, cli *CLI, o taskRunnerOptions) (*taskRun
 	if o.sandbox.Policy == nil {
 		o.sandbox.Policy = o.base
 	}
+	asks := o.surf.Approver != nil // a person may be asked
 	if o.surf.Approver == nil {
 		o.surf.Approver = policy.DenyAll()
 	}
@@ -101,7 +108,7 @@ func newTaskRunner(ctx context.Context, cli *CLI, o taskRunnerOptions) (*taskRun
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	r := &taskRunner{o: o, log: o.logger}
+	r := &taskRunner{o: o, log: o.logger, asks: asks}
 	sb, err := retryLostBrowser(ctx, cli, func() (*sandbox.Sandbox, error) { return sandbox.New(ctx, o.sandbox) })
 	if err != nil {
 		return nil, err
@@ -220,6 +227,11 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	if err != nil {
 		return nil, r.retryable(ctx, fmt.Errorf("the browser: %w", err))
 	}
+	turn := &turn{q: r.o.turns}
+	defer turn.drop()
+	if err := turn.take(ctx); err != nil {
+		return nil, err
+	}
 	sess, err := tr.open(ctx, sb)
 	sessOpened = time.Now()
 	if err != nil && ctx.Err() == nil && sandbox.BrowserGone(err) {
@@ -236,6 +248,7 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 		cfg = r.o.surfFor(t, cfg)
 	}
 	cfg.Session, cfg.Policy, cfg.Model, cfg.ModelName, cfg.Logger = sess, pol, model, modelName, r.log
+	cfg.SkipBlank = t.StartURL != "" // the run opens it first
 	var ls *live.Session
 	if r.o.live != nil {
 		ls, err = r.o.live.Open(live.SessionOptions{Owner: fmt.Sprintf("worker %s task %s", c.Worker, t.ID), Redact: sess.Policy().Redact})
@@ -248,6 +261,13 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 			other = nil
 		}
 		cfg.Approver, cfg.Human = ls.Approver(other), ls
+	}
+	cfg.Model = turnModel{m: cfg.Model, t: turn}
+	if r.asks || ls != nil {
+		cfg.Approver = turnApprover{a: cfg.Approver, t: turn}
+	}
+	if cfg.Human != nil {
+		cfg.Human = turnHuman{h: cfg.Human, t: turn}
 	}
 	surf, err := websurfer.New(ctx, cfg)
 	if err != nil {
@@ -283,7 +303,7 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	runCtx := ctx
 	if ls != nil {
 		runCtx = websurfer.WithProgress(ctx, ls.Progress)
-		opts.Between = ls.Between
+		opts.Between = turn.between(ls.Between)
 		done := ls.Begin()
 		defer done()
 	}
@@ -302,6 +322,7 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 			runErr = err
 		}
 	}
+	turn.drop() // storing the files is no browser work
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the journal: %w", err)
 	}

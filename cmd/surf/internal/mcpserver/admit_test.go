@@ -2,66 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// TestAdmitterFIFO: with one turn, waiters are admitted in the order they
-// came, and a waiter that gives up leaves the queue without losing the
-// turn it may have been handed.
-func TestAdmitterFIFO(t *testing.T) {
-	a := newAdmitter(1)
-	ctx := context.Background()
-	if _, err := a.acquire(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
-	for i := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := a.acquire(ctx); err != nil {
-				t.Errorf("waiter %d: %v", i, err)
-				return
-			}
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-			a.release()
-		}()
-		waitFor(t, "the waiter to queue", 10*time.Second, func() bool { return a.waiting() == i+1 })
-	}
-	// One more waiter gives up while queued.
-	cctx, cancel := context.WithCancel(ctx)
-	gaveUp := make(chan error, 1)
-	go func() {
-		_, err := a.acquire(cctx)
-		gaveUp <- err
-	}()
-	waitFor(t, "the fourth waiter to queue", 10*time.Second, func() bool { return a.waiting() == 4 })
-	cancel()
-	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
-		t.Fatalf("a cancelled waiter got %v, want context.Canceled", err)
-	}
-	if n := a.waiting(); n != 3 {
-		t.Fatalf("%d waiting after one gave up, want 3", n)
-	}
-	a.release()
-	wg.Wait()
-	if len(order) != 3 || order[0] != 0 || order[1] != 1 || order[2] != 2 {
-		t.Fatalf("admitted in order %v, want [0 1 2]", order)
-	}
-	// Every turn was given back: a new call is admitted at once.
-	if q, err := a.acquire(ctx); err != nil || q != 0 {
-		t.Fatalf("acquire on an idle admitter: waited %s, err %v", q, err)
-	}
-}
 
 // TestCallsQueue: with room for one browser call at a time, four sessions
 // calling at once all wait their turn and succeed, even when the wait is
@@ -83,7 +29,7 @@ func TestCallsQueue(t *testing.T) {
 	}
 
 	// Hold the only turn, so that every call queues.
-	if _, err := s.admit.acquire(context.Background()); err != nil {
+	if _, err := s.admit.Acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	results := make([]*mcp.CallToolResult, n)
@@ -95,10 +41,10 @@ func TestCallsQueue(t *testing.T) {
 			results[i] = call(t, cs, "visit_url", map[string]any{"url": f.URL + "/"})
 		}()
 	}
-	waitFor(t, "every call to queue", time.Minute, func() bool { return s.admit.waiting() == n })
+	waitFor(t, "every call to queue", time.Minute, func() bool { return s.admit.Waiting() == n })
 	// Keep them waiting past the call timeout: the wait must not count.
 	time.Sleep(callTimeout + time.Second)
-	s.admit.release()
+	s.admit.Release()
 	wg.Wait()
 
 	for i, res := range results {
@@ -119,7 +65,7 @@ func TestCallsQueue(t *testing.T) {
 			t.Errorf("session %d: action_ms %d, want the visit's own time", i, action)
 		}
 	}
-	if w := s.admit.waiting(); w != 0 {
+	if w := s.admit.Waiting(); w != 0 {
 		t.Errorf("%d calls still waiting", w)
 	}
 }

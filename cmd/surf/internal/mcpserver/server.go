@@ -35,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/internal/admit"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -234,7 +235,7 @@ type Server struct {
 	defs *tools.Registry // tool definitions for tools/list
 	list []string        // the tool names listed
 
-	admit *admitter // browser work admitted at once
+	admit *admit.Queue // browser work admitted at once
 
 	sbMu sync.Mutex // serializes relaunches
 	sb   *sandbox.Sandbox
@@ -297,7 +298,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, clients: map[*mcp.ServerSession]*client{}, admit: newAdmitter(cfg.MaxActive)}
+	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, clients: map[*mcp.ServerSession]*client{}, admit: admit.New(cfg.MaxActive)}
 	s.defs = definitions()
 	s.list = listed(s.defs, cfg.Model != nil)
 	instr := instructions
