@@ -42,6 +42,7 @@ func TestBenchBoardUsage(t *testing.T) {
 		{"--workers 0", "--workers"},
 		{"--workers 1,x", "--workers"},
 		{"--tasks 0", "--tasks must be 1 to 1000"},
+		{"--max-active -1", "--max-active must be 1 to 64"},
 		{"--model-delay 2h", "--model-delay must be 0 to 1m"},
 		{"--scenarios /nonexistent", "no replay scenarios under /nonexistent"},
 	} {

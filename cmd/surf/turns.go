@@ -68,14 +68,14 @@ func (t *turn) drop() {
 	}
 }
 
-// away runs f without the turn and takes it back after. f's error wins.
-func (t *turn) away(ctx context.Context, f func() error) error {
+// away runs f without the turn and takes it back after; f's error wins.
+func away[T any](ctx context.Context, t *turn, f func() (T, error)) (T, error) {
 	t.drop()
-	err := f()
+	v, err := f()
 	if terr := t.take(ctx); err == nil {
 		err = terr
 	}
-	return err
+	return v, err
 }
 
 // turnModel lets the turn go while the model thinks.
@@ -86,13 +86,8 @@ type turnModel struct {
 
 var _ websurfer.Model = turnModel{}
 
-func (tm turnModel) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (resp openai.ChatCompletionResponse, err error) {
-	err = tm.t.away(ctx, func() error {
-		var merr error
-		resp, merr = tm.m.CreateChatCompletion(ctx, req)
-		return merr
-	})
-	return resp, err
+func (tm turnModel) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	return away(ctx, tm.t, func() (openai.ChatCompletionResponse, error) { return tm.m.CreateChatCompletion(ctx, req) })
 }
 
 // turnApprover lets the turn go while a person decides.
@@ -103,13 +98,8 @@ type turnApprover struct {
 
 var _ policy.Approver = turnApprover{}
 
-func (ta turnApprover) Approve(ctx context.Context, d policy.Decision) (ok bool, err error) {
-	err = ta.t.away(ctx, func() error {
-		var aerr error
-		ok, aerr = ta.a.Approve(ctx, d)
-		return aerr
-	})
-	return ok, err
+func (ta turnApprover) Approve(ctx context.Context, d policy.Decision) (bool, error) {
+	return away(ctx, ta.t, func() (bool, error) { return ta.a.Approve(ctx, d) })
 }
 
 // turnHuman lets the turn go while a person helps.
@@ -120,23 +110,13 @@ type turnHuman struct {
 
 var _ websurfer.Human = turnHuman{}
 
-func (th turnHuman) Help(ctx context.Context, reason string) (note string, err error) {
-	err = th.t.away(ctx, func() error {
-		var herr error
-		note, herr = th.h.Help(ctx, reason)
-		return herr
-	})
-	return note, err
+func (th turnHuman) Help(ctx context.Context, reason string) (string, error) {
+	return away(ctx, th.t, func() (string, error) { return th.h.Help(ctx, reason) })
 }
 
 // between lets the turn go while a person holds the browser between steps.
 func (t *turn) between(f func(context.Context) (string, error)) func(context.Context) (string, error) {
-	return func(ctx context.Context) (note string, err error) {
-		err = t.away(ctx, func() error {
-			var berr error
-			note, berr = f(ctx)
-			return berr
-		})
-		return note, err
+	return func(ctx context.Context) (string, error) {
+		return away(ctx, t, func() (string, error) { return f(ctx) })
 	}
 }
