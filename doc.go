@@ -25,6 +25,7 @@
 //   - internal/llm: the model client: OpenAI-compatible, retries, cassettes, context fitting.
 //   - internal/textcut: cutting strings for display.
 //   - internal/proc: process questions (alive, by environment, command line).
+//   - internal/admit: turns at the browser: how much browser work runs at once.
 //
 // Applications, with the CLI (cmd/surf/internal/):
 //
