@@ -123,10 +123,45 @@ func launch(specJSON string, args []string) int {
 	if spec.Bwrap != nil {
 		argv = spec.Bwrap.args(rec.UserDataDir)
 	}
-	argv = append(append(argv, spec.Exec), args...)
+	argv = append(append(argv, spec.Exec), mergeFeatureSwitches(args)...)
 	err := syscall.Exec(argv[0], argv, os.Environ())
 	fmt.Fprintf(os.Stderr, "surf launcher: exec %s: %v\n", argv[0], err)
 	return 127
+}
+
+// mergeFeatureSwitches joins each of --enable-features and
+// --disable-features, when given more than once, into one switch (at the
+// place of its first) listing every feature once: Chromium keeps only the
+// last of a repeated switch, and Playwright passes its own before surf's.
+func mergeFeatureSwitches(args []string) []string {
+	out := make([]string, 0, len(args))
+	first := map[string]int{}
+	seen := map[string]map[string]bool{}
+	for _, a := range args {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || (name != "--enable-features" && name != "--disable-features") {
+			out = append(out, a)
+			continue
+		}
+		i, again := first[name]
+		if !again {
+			i = len(out)
+			first[name] = i
+			seen[name] = map[string]bool{}
+			out = append(out, name+"=")
+		}
+		for _, f := range strings.Split(value, ",") {
+			if f == "" || seen[name][f] {
+				continue
+			}
+			seen[name][f] = true
+			if !strings.HasSuffix(out[i], "=") {
+				out[i] += ","
+			}
+			out[i] += f
+		}
+	}
+	return out
 }
 
 // writePrefs writes the profile's initial preferences, unless the

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -565,5 +566,82 @@ func TestNewCancelledMidLaunchLeavesNothing(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("leftovers after a cancelled launch: %v", left)
+	}
+}
+
+// TestBrowserFeatureSwitches: the browser runs with one --disable-features
+// switch that keeps Playwright's features and adds surf's (the omnibox
+// popup's web UI, which would load in a renderer of its own per context),
+// and a new context loads nothing of the browser's own UI.
+func TestBrowserFeatureSwitches(t *testing.T) {
+	sb := browsertest.Sandbox(t)
+	cs, err := sb.Browser().NewBrowserCDPSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Detach()
+	res, err := cs.Send("Browser.getBrowserCommandLine", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := res.(map[string]any)["arguments"].([]any)
+	var disable []string
+	for _, a := range raw {
+		if v, ok := strings.CutPrefix(fmt.Sprint(a), "--disable-features="); ok {
+			disable = append(disable, v)
+		}
+	}
+	if len(disable) != 1 {
+		t.Fatalf("the browser has %d --disable-features switches, want 1: %q", len(disable), disable)
+	}
+	features := strings.Split(disable[0], ",")
+	for _, want := range []string{"WebUIOmniboxPopup", "PreloadTopChromeWebUI"} {
+		if !slices.Contains(features, want) {
+			t.Errorf("--disable-features=%s lacks surf's %s", disable[0], want)
+		}
+	}
+	if len(features) < 8 {
+		t.Errorf("--disable-features=%s: Playwright's own features are missing", disable[0])
+	}
+
+	// No page of the browser's own UI opens with a context's window.
+	sess, err := sb.NewSession(context.Background(), sandbox.SessionConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	var targets []string
+	var mu sync.Mutex
+	tcs, err := sb.Browser().NewBrowserCDPSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcs.Detach()
+	tcs.On("Target.targetCreated", func(ev map[string]any) {
+		ti, _ := ev["targetInfo"].(map[string]any)
+		mu.Lock()
+		targets = append(targets, fmt.Sprint(ti["url"]))
+		mu.Unlock()
+	})
+	if _, err := tcs.Send("Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.NewPage(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err = tcs.Send("Target.getTargets", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, _ := res.(map[string]any)["targetInfos"].([]any)
+	for _, ti := range infos {
+		targets = append(targets, fmt.Sprint(ti.(map[string]any)["url"]))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range targets {
+		if strings.HasPrefix(u, "chrome://") {
+			t.Errorf("the browser opened %s", u)
+		}
 	}
 }
