@@ -135,31 +135,26 @@ func launch(specJSON string, args []string) int {
 // last of a repeated switch, and Playwright passes its own before surf's.
 func mergeFeatureSwitches(args []string) []string {
 	out := make([]string, 0, len(args))
-	first := map[string]int{}
-	seen := map[string]map[string]bool{}
+	at := map[string]int{}            // where each switch goes in out
+	features := map[string][]string{} // its features, in order, once each
 	for _, a := range args {
 		name, value, ok := strings.Cut(a, "=")
 		if !ok || (name != "--enable-features" && name != "--disable-features") {
 			out = append(out, a)
 			continue
 		}
-		i, again := first[name]
-		if !again {
-			i = len(out)
-			first[name] = i
-			seen[name] = map[string]bool{}
-			out = append(out, name+"=")
+		if _, again := at[name]; !again {
+			at[name] = len(out)
+			out = append(out, "")
 		}
 		for _, f := range strings.Split(value, ",") {
-			if f == "" || seen[name][f] {
-				continue
+			if f != "" && !slices.Contains(features[name], f) {
+				features[name] = append(features[name], f)
 			}
-			seen[name][f] = true
-			if !strings.HasSuffix(out[i], "=") {
-				out[i] += ","
-			}
-			out[i] += f
 		}
+	}
+	for name, i := range at {
+		out[i] = name + "=" + strings.Join(features[name], ",")
 	}
 	return out
 }
