@@ -37,6 +37,7 @@
 //   - cmd/surf/internal/live: the hub of live sessions: state, timeline, approvals, takeover.
 //   - cmd/surf/internal/liveui: the live view's web UI.
 //   - cmd/surf/internal/benchsite: the fixture site of surf bench actions.
+//   - cmd/surf/internal/away: lets a call's or task's turn at the browser go while it waits on the model or a person.
 //
 // Test helpers (internal/testkit/):
 //

@@ -84,7 +84,8 @@ Flags:
   --max-active N      tool calls driving the browser at once, across
                       sessions (default 1 per core, at least 2); the
                       others wait their turn in arrival order, and each
-                      result's _meta reports queued_ms apart from action_ms
+                      result's _meta reports queued_ms apart from action_ms;
+                      a call waiting on the model or a person holds none
   --queue-timeout D   bound a call's wait for its turn (default 10m)
   --call-timeout D    bound one tool call once it has its turn (default 2m)
   --max-time D        bound one websurfer run (default 15m)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/away"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/report"
 	"github.com/surfkit/surf/internal/admit"
@@ -227,11 +228,12 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	if err != nil {
 		return nil, r.retryable(ctx, fmt.Errorf("the browser: %w", err))
 	}
-	turn := &turn{q: r.o.turns}
-	defer turn.drop()
-	if err := turn.take(ctx); err != nil {
+	turn := r.o.turns.Turn()
+	defer turn.Drop()
+	if _, err := turn.Take(ctx); err != nil {
 		return nil, err
 	}
+	ctx = admit.WithTurn(ctx, turn) // see turns.go
 	sess, err := tr.open(ctx, sb)
 	sessOpened = time.Now()
 	if err != nil && ctx.Err() == nil && sandbox.BrowserGone(err) {
@@ -262,12 +264,10 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 		}
 		cfg.Approver, cfg.Human = ls.Approver(other), ls
 	}
-	cfg.Model = turnModel{m: cfg.Model, t: turn}
+	cfg.Model, cfg.Human = away.Model(cfg.Model), away.Human(cfg.Human)
 	if r.asks || ls != nil {
-		cfg.Approver = turnApprover{a: cfg.Approver, t: turn}
-	}
-	if cfg.Human != nil {
-		cfg.Human = turnHuman{h: cfg.Human, t: turn}
+		// the unattended worker's deny-all approver answers at once
+		cfg.Approver = away.Approver(cfg.Approver)
 	}
 	surf, err := websurfer.New(ctx, cfg)
 	if err != nil {
@@ -303,7 +303,7 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	runCtx := ctx
 	if ls != nil {
 		runCtx = websurfer.WithProgress(ctx, ls.Progress)
-		opts.Between = turn.between(ls.Between)
+		opts.Between = away.Between(ls.Between)
 		done := ls.Begin()
 		defer done()
 	}
@@ -322,7 +322,7 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 			runErr = err
 		}
 	}
-	turn.drop() // storing the files is no browser work
+	turn.Drop() // storing the files is no browser work
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the journal: %w", err)
 	}

@@ -109,3 +109,108 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestTurnAway: a holder that waits through Away lets its turn go to the
+// next in line, takes it back after (in line itself), and leaves a turn
+// it did not hold alone.
+func TestTurnAway(t *testing.T) {
+	q := New(1)
+	ctx := context.Background()
+	a := q.Turn()
+	if _, err := a.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Take(ctx); err != nil || q.Active() != 1 {
+		t.Fatalf("taking a held turn again: err %v, %d turns out, want 1", err, q.Active())
+	}
+	actx := WithTurn(ctx, a)
+
+	b := q.Turn()
+	bHas := make(chan struct{})
+	bGo := make(chan struct{})
+	go func() {
+		if _, err := b.Take(ctx); err != nil {
+			t.Error(err)
+		}
+		close(bHas)
+		<-bGo
+		b.Drop()
+	}()
+	waitUntil(t, func() bool { return q.Waiting() == 1 })
+
+	back := make(chan string)
+	go func() {
+		v, err := Away(actx, func() (string, error) {
+			<-bHas // b got the turn while a waits
+			if a.Held() {
+				t.Error("a still holds its turn while away")
+			}
+			return "answer", nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		back <- v
+	}()
+	select {
+	case v := <-back:
+		t.Fatalf("Away returned %q while b held the only turn", v)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(bGo)
+	if v := <-back; v != "answer" {
+		t.Errorf("Away returned %q", v)
+	}
+	if !a.Held() || q.Active() != 1 {
+		t.Errorf("after Away: a holds its turn %v, %d out; want true, 1", a.Held(), q.Active())
+	}
+	a.Drop()
+	a.Drop()
+	if q.Active() != 0 {
+		t.Errorf("%d turns out after dropping, want 0", q.Active())
+	}
+
+	// Without a held turn (or any), Away only waits.
+	for _, c := range []context.Context{ctx, WithTurn(ctx, q.Turn())} {
+		if _, err := Away(c, func() (int, error) { return 0, nil }); err != nil || q.Active() != 0 {
+			t.Errorf("Away without a held turn: err %v, %d out", err, q.Active())
+		}
+	}
+	// The wait's error wins; an ended ctx is reported when it had none.
+	if _, err := a.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(WithTurn(ctx, a))
+	boom := errors.New("boom")
+	if _, err := Away(cctx, func() (int, error) { cancel(); return 0, boom }); !errors.Is(err, boom) {
+		t.Errorf("Away's error %v, want boom", err)
+	}
+	if a.Held() || q.Active() != 0 {
+		t.Errorf("a turn not taken back still counts: held %v, %d out", a.Held(), q.Active())
+	}
+	if _, err := a.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel = context.WithCancel(WithTurn(ctx, a))
+	if _, err := Away(cctx, func() (int, error) { cancel(); return 0, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Away after ctx ended: %v, want context.Canceled", err)
+	}
+	var none *Turn
+	if _, err := none.Take(ctx); err != nil || none.Held() {
+		t.Errorf("a nil turn: %v, held %v", err, none.Held())
+	}
+	none.Drop()
+	unlimited := (*Queue)(nil).Turn()
+	if _, err := unlimited.Take(ctx); err != nil || unlimited.Held() {
+		t.Errorf("a turn of no queue: %v, held %v", err, unlimited.Held())
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting")
+		}
+	}
+}

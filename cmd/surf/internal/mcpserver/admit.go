@@ -32,23 +32,20 @@ const (
 	MetaActionMS = "action_ms"
 )
 
-// admits reports whether a tool's calls wait for a turn. A websurfer run
-// holds its session for minutes, mostly waiting on the model: it is not
-// queued as a whole.
-func admits(name string) bool { return name != WebsurferTool }
-
 // admit waits for a call's turn at the browser, for at most the queue
-// timeout. On success the caller must call release once done; on failure
-// res is the error result to return.
-func (se *session) admit(ctx context.Context, name string) (queued time.Duration, release func(), res *mcp.CallToolResult) {
+// timeout. On success the caller must Drop the turn once done, and pass
+// it on in the call's context (admit.WithTurn): a call that waits on the
+// model or a person lets it go meanwhile (package away). A websurfer run
+// holds its session for minutes, mostly waiting on the model, so it holds
+// the turn only while it drives the browser. On failure res is the error
+// result to return.
+func (se *session) admit(ctx context.Context, name string) (queued time.Duration, turn *admit.Turn, res *mcp.CallToolResult) {
 	s := se.srv
-	if !admits(name) {
-		return 0, func() {}, nil
-	}
 	qctx, cancel := context.WithTimeout(ctx, s.cfg.QueueTimeout)
 	defer cancel()
 	ahead := s.admit.Waiting()
-	queued, err := s.admit.Acquire(qctx)
+	turn = s.admit.Turn()
+	queued, err := turn.Take(qctx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			return queued, nil, errorResult(fmt.Sprintf("%s did not run: it waited %s for a turn at the browser (%d calls were ahead of it; at most %d run at once); the server is overloaded, try again later", name, s.cfg.QueueTimeout, ahead, s.cfg.MaxActive))
@@ -58,7 +55,7 @@ func (se *session) admit(ctx context.Context, name string) (queued time.Duration
 	if queued > 0 {
 		se.log.Debug("admitted", "tool", name, "queued_ms", queued.Milliseconds(), "ahead", ahead)
 	}
-	return queued, s.admit.Release, nil
+	return queued, turn, nil
 }
 
 // timed reports a call's queue wait and action time in its result's _meta.

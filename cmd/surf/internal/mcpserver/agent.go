@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/surfkit/surf/cmd/surf/internal/away"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
@@ -34,7 +35,7 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 		steps = DefaultRunSteps
 	}
 	opts := websurfer.RunOptions{
-		Model:     s.cfg.Model,
+		Model:     away.Model(s.cfg.Model), // the call's turn serves others while it thinks
 		ModelName: s.cfg.ModelName,
 		StartURL:  strings.TrimSpace(in.StartURL),
 		MaxSteps:  steps,
@@ -54,7 +55,7 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 		}()
 	}
 	if ls != nil {
-		opts.Between = ls.Between
+		opts.Between = away.Between(ls.Between)
 	}
 	var lines []string
 	var last *websurfer.Step

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/internal/admit"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
@@ -38,7 +39,26 @@ func (a *approver) Approve(ctx context.Context, d policy.Decision) (bool, error)
 		}
 		return a.fallback.Approve(ctx, d)
 	}
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{
+	// The client's user decides: the call's turn at the browser serves
+	// others meanwhile (a fallback that answers at once keeps it).
+	res, err := admit.Away(ctx, func() (*mcp.ElicitResult, error) { return a.elicitApproval(ctx, d) })
+	if err != nil {
+		a.log.Warn("elicitation failed", "err", err)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		// A tool error: the action is not done, the call reports why,
+		// and the session goes on.
+		return false, tools.Errorf("the client could not be asked for approval (%v), so the action was not done", err)
+	}
+	ok := res.Action == "accept" && res.Content[approveField] == true
+	a.log.Info("approval", "tool", d.Tool, "url", d.URL, "action", res.Action, "approved", ok)
+	return ok, nil
+}
+
+// elicitApproval puts d to the client's user as a one-field form.
+func (a *approver) elicitApproval(ctx context.Context, d policy.Decision) (*mcp.ElicitResult, error) {
+	return a.ss.Elicit(ctx, &mcp.ElicitParams{
 		Mode:    "form",
 		Message: elicitMessage(d),
 		RequestedSchema: map[string]any{
@@ -54,18 +74,6 @@ func (a *approver) Approve(ctx context.Context, d policy.Decision) (bool, error)
 			"required": []string{approveField},
 		},
 	})
-	if err != nil {
-		a.log.Warn("elicitation failed", "err", err)
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		// A tool error: the action is not done, the call reports why,
-		// and the session goes on.
-		return false, tools.Errorf("the client could not be asked for approval (%v), so the action was not done", err)
-	}
-	ok := res.Action == "accept" && res.Content[approveField] == true
-	a.log.Info("approval", "tool", d.Tool, "url", d.URL, "action", res.Action, "approved", ok)
-	return ok, nil
 }
 
 // asks reports whether the approver can say yes at all: through

@@ -349,11 +349,11 @@ func (se *session) start(ctx context.Context) (*browser, *eviction, error) {
 		return nil, nil, err
 	}
 	defer give()
-	_, release, refused := se.admit(ctx, "session_open")
+	_, turn, refused := se.admit(ctx, "session_open")
 	if refused != nil {
 		return nil, nil, errors.New(refused.Content[0].(*mcp.TextContent).Text)
 	}
-	defer release()
+	defer turn.Drop()
 	b, _, ev, err := se.open(ctx)
 	return b, ev, err
 }

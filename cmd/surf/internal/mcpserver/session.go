@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/cmd/surf/internal/away"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/internal/admit"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -111,11 +113,12 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	}
 
 	// Wait for a turn at the browser; the call's timeout starts after.
-	queued, release, refused := se.admit(ctx, name)
+	queued, turn, refused := se.admit(ctx, name)
 	if refused != nil {
 		return refused
 	}
-	defer release()
+	defer turn.Drop()
+	ctx = admit.WithTurn(ctx, turn)
 	started := time.Now()
 	defer func() { timed(out, queued, time.Since(started)) }()
 
@@ -407,15 +410,18 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 		if cfg.Approver != nil {
 			other = cfg.Approver
 		}
-		cfg.Approver, cfg.Human = ls.Approver(other), ls
+		// A person answers there: the call's turn serves others meanwhile.
+		cfg.Approver, cfg.Human = away.Approver(ls.Approver(other)), away.Human(ls)
 	} else if a := se.cl.approver; a.elicit && canElicit(a.ss) {
 		// No live view: request_help asks the client's user.
-		cfg.Human = &elicitHuman{ss: a.ss, log: se.log}
+		cfg.Human = away.Human(&elicitHuman{ss: a.ss, log: se.log})
 	}
 	cfg.Logger = se.log
 	cfg.Image = s.cfg.Image.kind()
 	if s.cfg.Model != nil {
-		cfg.Model, cfg.ModelName = s.cfg.Model, s.cfg.ModelName
+		// read_page and answer_question ask it: the turn serves others
+		// while it thinks
+		cfg.Model, cfg.ModelName = away.Model(s.cfg.Model), s.cfg.ModelName
 	}
 	surf, err := websurfer.New(ctx, cfg)
 	if err != nil {
