@@ -23,7 +23,7 @@ import (
 )
 
 // benchActionsUsage is the usage of "surf bench actions".
-const benchActionsUsage = `Usage: surf bench actions [--rounds N] [--pwmcp CMD] [--json] [--phases]
+const benchActionsUsage = `Usage: surf bench actions [--rounds N] [--pwmcp CMD] [--with-screenshot] [--json] [--phases]
 
 Serves a small fixture site on loopback and drives two MCP servers over
 stdio, in the same run: surf itself ("surf serve", this executable, with
@@ -66,6 +66,10 @@ Flags:
                       spaces; the flags above are appended (default: node
                       testdata/pwmcp/node_modules/@playwright/mcp/cli.js,
                       looked for in the current directory and its parents)
+  --with-screenshot   also time a screenshot after each of Playwright MCP's
+                      actions (browser_take_screenshot, JPEG, after the
+                      snapshot): like for like with surf, whose reply
+                      carries one
   --json              print one JSON object
   --phases            also split surf's time into its phases, from its
                       progress notifications: act, settle (waiting for a
@@ -127,6 +131,9 @@ type actionSeries struct {
 	// SnapshotCalls counts the samples that needed a browser_snapshot
 	// after the action (Playwright MCP only).
 	SnapshotCalls int `json:"snapshot_calls,omitempty"`
+	// ScreenshotCalls counts the samples that took a screenshot after
+	// the action (Playwright MCP with --with-screenshot).
+	ScreenshotCalls int `json:"screenshot_calls,omitempty"`
 	// ServerMSP50 is the p50 of the time the server says the call took
 	// (surf's action_ms in the result's _meta), without the transport.
 	ServerMSP50 float64 `json:"server_ms_p50,omitempty"`
@@ -166,6 +173,9 @@ func (s *actionSeries) add(r sampleResult) {
 	if r.snapshot {
 		s.SnapshotCalls++
 	}
+	if r.screenshot {
+		s.ScreenshotCalls++
+	}
 }
 
 func (s *actionSeries) finish() {
@@ -188,6 +198,7 @@ type sampleResult struct {
 	tokens     int
 	imageBytes int
 	snapshot   bool // a browser_snapshot call followed the action
+	screenshot bool // a browser_take_screenshot call followed it
 	err        error
 }
 
@@ -258,6 +269,7 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 	pwcmd := fs.String("pwmcp", "", "")
 	asJSON := fs.Bool("json", false, "")
 	phases := fs.Bool("phases", false, "")
+	withShot := fs.Bool("with-screenshot", false, "")
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
 	}
@@ -315,6 +327,7 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 	}
 	defer pw.close()
 	pw.info.Package = npmPackage(pwArgv)
+	pw.screenshot = *withShot
 
 	// Warm-up: start both browsers (not timed).
 	for _, s := range []*benchServer{surf, pw} {
@@ -350,6 +363,9 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 		m.PWMCP.Tools = []string{kind.pwTool}
 		if m.PWMCP.SnapshotCalls > 0 {
 			m.PWMCP.Tools = append(m.PWMCP.Tools, "browser_snapshot")
+		}
+		if m.PWMCP.ScreenshotCalls > 0 {
+			m.PWMCP.Tools = append(m.PWMCP.Tools, "browser_take_screenshot")
 		}
 		m.Surf.finish()
 		m.PWMCP.finish()
@@ -479,9 +495,10 @@ type benchServer struct {
 	info   benchServerInfo
 	stderr *headBuffer
 
-	phases bool // ask for progress notifications on timed calls (surf)
-	mu     sync.Mutex
-	marks  []progressMark // the notifications of the timed call
+	phases     bool // ask for progress notifications on timed calls (surf)
+	screenshot bool // time a screenshot after each action (Playwright MCP)
+	mu         sync.Mutex
+	marks      []progressMark // the notifications of the timed call
 }
 
 // progressMark is a progress notification and when it came.
@@ -641,7 +658,15 @@ func (s *benchServer) sample(ctx context.Context, site string, k actionKind) sam
 		}
 		replies, snapshot = append(replies, snap), true
 	}
-	out := sampleResult{ms: msSince(t0), snapshot: snapshot}
+	if s.pw && s.screenshot {
+		// Saved over the same file each time: its reply links it.
+		shot, err := s.call(ctx, "browser_take_screenshot", map[string]any{"type": "jpeg", "filename": "bench-actions.jpeg"})
+		if err != nil {
+			return sampleResult{err: err}
+		}
+		replies = append(replies, shot)
+	}
+	out := sampleResult{ms: msSince(t0), snapshot: snapshot, screenshot: s.pw && s.screenshot}
 	if v, ok := res.Meta[mcpserver.MetaActionMS].(float64); ok {
 		out.serverMS = v
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,10 +24,21 @@ func needPWMCP(t *testing.T) {
 // surf bench actions drives surf serve and Playwright MCP over stdio on
 // its fixture site: every kind of action succeeds on both servers (the
 // effect checked on the page read back), with the calls each timed and
-// its reply measured. Timings are not asserted.
+// its reply measured; --with-screenshot adds Playwright MCP's screenshot
+// to its timed calls. Timings are not asserted.
 func TestBenchActions(t *testing.T) {
 	needPWMCP(t)
-	cmd := surfCmd("bench", "actions", "--rounds", "1", "--json", "--phases")
+	for _, shot := range []bool{false, true} {
+		t.Run(fmt.Sprintf("with-screenshot=%v", shot), func(t *testing.T) { testBenchActions(t, shot) })
+	}
+}
+
+func testBenchActions(t *testing.T, withShot bool) {
+	args := []string{"bench", "actions", "--rounds", "1", "--json", "--phases"}
+	if withShot {
+		args = append(args, "--with-screenshot")
+	}
+	cmd := surfCmd(args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -70,9 +82,14 @@ func TestBenchActions(t *testing.T) {
 			t.Errorf("%s on Playwright MCP: action_ms %v, phases %v (it reports neither)", k.Kind, k.PWMCP.ServerMSP50, k.PWMCP.PhasesMSP50)
 		}
 		// Playwright MCP 0.0.83 links the snapshot from its action
-		// replies: each action is followed by browser_snapshot.
-		if !slices.Equal(k.PWMCP.Tools, []string{wantPWTool[k.Kind], "browser_snapshot"}) || k.PWMCP.SnapshotCalls != 1 {
-			t.Errorf("%s on Playwright MCP: tools %q, snapshot calls %d", k.Kind, k.PWMCP.Tools, k.PWMCP.SnapshotCalls)
+		// replies: each action is followed by browser_snapshot (and, with
+		// --with-screenshot, browser_take_screenshot).
+		wantTools, wantShots := []string{wantPWTool[k.Kind], "browser_snapshot"}, 0
+		if withShot {
+			wantTools, wantShots = append(wantTools, "browser_take_screenshot"), 1
+		}
+		if !slices.Equal(k.PWMCP.Tools, wantTools) || k.PWMCP.SnapshotCalls != 1 || k.PWMCP.ScreenshotCalls != wantShots {
+			t.Errorf("%s on Playwright MCP: tools %q, snapshot calls %d, screenshot calls %d", k.Kind, k.PWMCP.Tools, k.PWMCP.SnapshotCalls, k.PWMCP.ScreenshotCalls)
 		}
 	}
 	if want := []string{"click_link", "click_button", "type_submit", "select", "scroll", "back"}; !slices.Equal(kinds, want) {
