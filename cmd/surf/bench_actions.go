@@ -327,7 +327,9 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 	}
 	defer pw.close()
 	pw.info.Package = npmPackage(pwArgv)
-	pw.screenshot = *withShot
+	if *withShot {
+		pw.shotFile = filepath.Join(tmp, "out", "screenshot.jpeg") // in its output directory (it refuses others), saved over each time
+	}
 
 	// Warm-up: start both browsers (not timed).
 	for _, s := range []*benchServer{surf, pw} {
@@ -495,10 +497,10 @@ type benchServer struct {
 	info   benchServerInfo
 	stderr *headBuffer
 
-	phases     bool // ask for progress notifications on timed calls (surf)
-	screenshot bool // time a screenshot after each action (Playwright MCP)
-	mu         sync.Mutex
-	marks      []progressMark // the notifications of the timed call
+	phases   bool   // ask for progress notifications on timed calls (surf)
+	shotFile string // time a screenshot after each action, saved there (Playwright MCP)
+	mu       sync.Mutex
+	marks    []progressMark // the notifications of the timed call
 }
 
 // progressMark is a progress notification and when it came.
@@ -658,15 +660,14 @@ func (s *benchServer) sample(ctx context.Context, site string, k actionKind) sam
 		}
 		replies, snapshot = append(replies, snap), true
 	}
-	if s.pw && s.screenshot {
-		// Saved over the same file each time: its reply links it.
-		shot, err := s.call(ctx, "browser_take_screenshot", map[string]any{"type": "jpeg", "filename": "bench-actions.jpeg"})
+	if s.pw && s.shotFile != "" {
+		shot, err := s.call(ctx, "browser_take_screenshot", map[string]any{"type": "jpeg", "filename": s.shotFile})
 		if err != nil {
 			return sampleResult{err: err}
 		}
 		replies = append(replies, shot)
 	}
-	out := sampleResult{ms: msSince(t0), snapshot: snapshot, screenshot: s.pw && s.screenshot}
+	out := sampleResult{ms: msSince(t0), snapshot: snapshot, screenshot: s.pw && s.shotFile != ""}
 	if v, ok := res.Meta[mcpserver.MetaActionMS].(float64); ok {
 		out.serverMS = v
 	}

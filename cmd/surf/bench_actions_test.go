@@ -95,6 +95,10 @@ func testBenchActions(t *testing.T, withShot bool) {
 	if want := []string{"click_link", "click_button", "type_submit", "select", "scroll", "back"}; !slices.Equal(kinds, want) {
 		t.Errorf("kinds %q, want %q", kinds, want)
 	}
+	// Screenshots go to the benchmark's temporary directory, not here.
+	if left, _ := filepath.Glob("*.jpeg"); len(left) > 0 {
+		t.Errorf("the benchmark left %q in the working directory", left)
+	}
 }
 
 var (
