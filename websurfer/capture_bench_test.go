@@ -76,29 +76,21 @@ div{width:80px;height:80px;background:#c33;animation:s 1s linear infinite}</styl
 		}
 	}
 	since := func(t0 time.Time) float64 { return float64(time.Since(t0).Microseconds()) / 1000 }
+	// timed returns how long f took, after pause with no frame asked for.
+	timed := func(pause time.Duration, f func()) float64 {
+		time.Sleep(pause)
+		t0 := time.Now()
+		f()
+		return since(t0)
+	}
+	const still = 200 * time.Millisecond
 	var idle, afterChange, again, cast, unlimited []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		time.Sleep(200 * time.Millisecond) // no frame for a while
-		t0 := time.Now()
-		shot(s)
-		idle = append(idle, since(t0))
-
-		time.Sleep(200 * time.Millisecond)
-		t0 = time.Now()
-		change(s, i)
-		shot(s)
-		afterChange = append(afterChange, since(t0))
-
-		t0 = time.Now()
-		shot(s)
-		again = append(again, since(t0))
-
-		time.Sleep(200 * time.Millisecond)
-		t0 = time.Now()
-		change(u, i)
-		shot(u)
-		unlimited = append(unlimited, since(t0))
+		idle = append(idle, timed(still, func() { shot(s) }))
+		afterChange = append(afterChange, timed(still, func() { change(s, i); shot(s) }))
+		again = append(again, timed(0, func() { shot(s) }))
+		unlimited = append(unlimited, timed(still, func() { change(u, i); shot(u) }))
 	}
 	// The screencast: the time from a change to its frame.
 	cctx, cancel := context.WithCancel(ctx)
@@ -109,7 +101,7 @@ div{width:80px;height:80px;background:#c33;animation:s 1s linear infinite}</styl
 	}()
 	<-frames // the screencast runs
 	for i := 0; i < b.N; i++ {
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(still)
 		for len(frames) > 0 {
 			<-frames
 		}
