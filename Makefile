@@ -7,7 +7,7 @@ GO ?= go
 SURF := bin/surf
 FUZZTIME ?= 15s
 
-.PHONY: all build setup demo test vet fuzz bench clean
+.PHONY: all build setup demo test vet lint fuzz bench clean
 
 all: build
 
@@ -31,6 +31,12 @@ demo: setup
 
 vet:
 	$(GO) vet ./...
+
+# staticcheck (honnef.co/go/tools, pinned here, from the Go module proxy)
+# on everything but the Playwright fork, whose upstream style it keeps.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) $$($(GO) list ./... | grep -v /third_party/)
 
 test: setup vet
 	$(GO) test -race -timeout 45m ./...

@@ -422,8 +422,7 @@ func TestRunPanicFailsTask(t *testing.T) {
 	go func() {
 		done <- b.Work(wctx, WorkConfig{Run: func(ctx context.Context, c *Claim) (*Result, error) {
 			if c.Task.ID == "boom" {
-				var m map[string]int
-				m["x"] = 1
+				setEntry(nil) // a runtime error: assignment to entry in nil map
 			}
 			return &Result{Answer: "ok"}, nil
 		}})
@@ -438,3 +437,7 @@ func TestRunPanicFailsTask(t *testing.T) {
 		t.Errorf("records: %+v", got)
 	}
 }
+
+// setEntry writes to m; given a nil map it panics with a runtime error, as
+// a worker's bug would.
+func setEntry(m map[string]int) { m["x"] = 1 }

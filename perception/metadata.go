@@ -6,11 +6,7 @@ import (
 	"github.com/surfkit/surf/internal/textcut"
 	"sort"
 	"strings"
-
-	"github.com/surfkit/surf/internal/tokens"
 )
-
-func tokenCount(s string) int { return tokens.Count(s) }
 
 // extractMetadata reads the page's description, OpenGraph tags and JSON-LD
 // from the main document of a snapshot.

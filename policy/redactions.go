@@ -38,10 +38,9 @@ type Redactions struct {
 	run     []rune   // the current run of typing
 	version int
 	// cache is the replacer for version cached; nil when stale.
-	cache   *strings.Replacer
-	cached  int
-	forms   []string // every form of every value, longest first
-	nvalues int
+	cache  *strings.Replacer
+	cached int
+	forms  []string // every form of every value, longest first
 }
 
 // NewRedactions returns an empty set.

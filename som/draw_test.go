@@ -304,20 +304,6 @@ func TestYCbCrMatchesRGBA(t *testing.T) {
 	}
 }
 
-func planeDiff(a, b []uint8, tol int) (n, largest int) {
-	for i := range a {
-		d := int(a[i]) - int(b[i])
-		if d < 0 {
-			d = -d
-		}
-		largest = max(largest, d)
-		if d > tol {
-			n++
-		}
-	}
-	return n, largest
-}
-
 // TestDrawConcurrent draws from several goroutines at once (run with -race):
 // the glyph cache and the YCbCr scratch pool are shared.
 func TestDrawConcurrent(t *testing.T) {

@@ -201,7 +201,6 @@ type oopif struct {
 	sess    *cdpSession
 	frameID string
 	owner   int64 // backend node id of its iframe element in the parent's session, 0 if unknown
-	err     error
 }
 
 // New opens a surfer on a session, with one blank tab.
@@ -461,9 +460,6 @@ func (t *tab) detachFrames() {
 		delete(t.frames, f)
 	}
 }
-
-// addEvent queues something the next observation reports.
-func (s *Surfer) addEvent(e Event) { s.pushEvent(e) }
 
 // Policy is the policy the surfer gates actions with.
 func (s *Surfer) Policy() *policy.Policy { return s.pol }

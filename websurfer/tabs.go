@@ -262,6 +262,3 @@ func (s *Surfer) watchRenderer(ctx context.Context, t *tab) error {
 // quiet ignores it: long polls, streams and requests the browser never
 // reports finished would otherwise hold every wait to its cap.
 const longRequest = 2 * time.Second
-
-// tabSeq numbers tabs for their names in logs.
-var tabSeq atomic.Int64

@@ -432,7 +432,7 @@ func findPWMCP() (string, error) {
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
-			return "", withHint(fmt.Errorf("Playwright MCP is not installed: no %s here or above", rel),
+			return "", withHint(fmt.Errorf("playwright MCP is not installed: no %s here or above", rel),
 				"run make setup in surf's repository (it runs npm ci --prefix testdata/pwmcp), or name its command with --pwmcp")
 		}
 		dir = up
@@ -744,7 +744,7 @@ func (s *benchServer) check(ctx context.Context, k actionKind, page string) erro
 	if err != nil {
 		return err
 	}
-	m := regexp.MustCompile("(?m)^### Result\\s*\\n+(\\d+(?:\\.\\d+)?)").FindStringSubmatch(firstText(res))
+	m := regexp.MustCompile(`(?m)^### Result\s*\n+(\d+(?:\.\d+)?)`).FindStringSubmatch(firstText(res))
 	if m == nil || m[1] == "0" {
 		return fmt.Errorf("the page did not scroll: window.scrollY is %q", clip(firstText(res), 200))
 	}

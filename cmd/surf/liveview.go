@@ -13,7 +13,6 @@ import (
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/liveui"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
-	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
 )
@@ -127,17 +126,6 @@ func (lv *liveView) Close() {
 	if err := <-lv.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		_ = err // the server is gone either way
 	}
-}
-
-// liveRun registers a run in the hub and returns the session: its
-// Approver wraps other (nil: the UI alone answers), its Help is the
-// surfer's Human.
-func openLive(hub *live.Hub, owner string, pol *policy.Policy) (*live.Session, error) {
-	var redact func(string) string
-	if pol != nil {
-		redact = pol.Redact
-	}
-	return hub.Open(live.SessionOptions{Owner: owner, Redact: redact})
 }
 
 // attachLive gives a live session its surfer and sandbox session.

@@ -51,11 +51,6 @@ const stateFlagsHelp = `  --state FILE        load cookies and local storage fro
                       encrypt and decrypt FILE with this age identity file
                       (made by 'age-keygen -o FILE')`
 
-// keyGiven reports whether a key flag (or the passphrase variable) is set.
-func (f *stateFlags) keyGiven(getenv func(string) string) bool {
-	return f.passFile != "" || f.identity != "" || getenv(passphraseEnv) != ""
-}
-
 // file is the sandbox.StateFile the flags describe: the zero value without
 // --state. Key flags without --state are bad usage (the environment
 // variable alone is not: it may be set for every command).

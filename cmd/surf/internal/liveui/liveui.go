@@ -386,14 +386,14 @@ func sameOrigin(r *http.Request) error {
 	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("Origin %q", origin)
+		return fmt.Errorf("origin %q", origin)
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	if u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) {
-		return fmt.Errorf("Origin %q is not this server (%s://%s)", origin, scheme, r.Host)
+		return fmt.Errorf("origin %q is not this server (%s://%s)", origin, scheme, r.Host)
 	}
 	return nil
 }
