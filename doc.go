@@ -2,7 +2,7 @@
 // runtime for LLM agents, by tier.
 //
 // It holds no code; its tests keep the module's shape: the import rules of
-// the tiers, the README's Go API program building in a module of its own
+// the tiers, the Go API guide's program building in a module of its own
 // with surf's patched Playwright, and installs from a module path.
 //
 // Public packages, for programs that embed surf:
@@ -48,5 +48,6 @@
 //
 //   - third_party/playwright-go: playwright-go v0.5200.1 with the fixes surf needs (see its PATCHES.md).
 //
-// docs/DESIGN.md holds the design notes and measurements, package by package.
+// docs/DESIGN.md holds the design notes and measurements, package by package;
+// the README links the guides in docs/.
 package surf

@@ -49,24 +49,24 @@ func repoRoot(t *testing.T) string {
 // toolchain download, no workspace.
 var offline = []string{"GOPROXY=off", "GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"}
 
-// goAPISnippet is the Go program in README.md's "The Go API" section.
+// goAPIGuide is the guide that holds the Go API program.
+const goAPIGuide = "docs/go-api.md"
+
+// goAPISnippet is the Go program in the Go API guide: its first go code
+// block, a whole program.
 func goAPISnippet(t *testing.T, root string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(goAPIGuide)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, sec, ok := strings.Cut(string(b), "\n## The Go API\n")
+	_, code, ok := strings.Cut(string(b), "```go\n")
 	if !ok {
-		t.Fatal(`README.md has no "## The Go API" section`)
-	}
-	_, code, ok := strings.Cut(sec, "```go\n")
-	if !ok {
-		t.Fatal(`README.md's "The Go API" section has no go code block`)
+		t.Fatal(goAPIGuide + " has no go code block")
 	}
 	code, _, ok = strings.Cut(code, "\n```")
 	if !ok || !strings.HasPrefix(code, "package main\n") {
-		t.Fatal(`README.md's "The Go API" code block is not a whole program (package main ... )`)
+		t.Fatal(goAPIGuide + "'s go code block is not a whole program (package main ... )")
 	}
 	return code + "\n"
 }
@@ -91,7 +91,7 @@ func goDirective(t *testing.T, root string) string {
 	return m.Go
 }
 
-// TestEmbedderGetsPatchedPlaywright builds the README's Go API program as
+// TestEmbedderGetsPatchedPlaywright builds the Go API guide's program as
 // a module of its own that requires surf through a replace of surf alone
 // (no replace of Playwright), as an embedder would, and checks that the
 // binary holds surf's patched Playwright (third_party/playwright-go, with

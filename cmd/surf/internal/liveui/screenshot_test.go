@@ -18,7 +18,7 @@ import (
 	"github.com/surfkit/surf/websurfer"
 )
 
-var screenshotOut = flag.String("screenshot", "", "write the live view's screenshot to this PNG file (the README's docs/liveview.png)")
+var screenshotOut = flag.String("screenshot", "", "write the live view's screenshot to this PNG file (the live view guide's docs/liveview.png)")
 
 // TestLiveViewScreenshot renders the session page while a run waits for
 // an approval: a live frame, the timeline and the pending approval are
