@@ -18,13 +18,16 @@ build:
 # packages (chromium, nodejs, npm, bubblewrap); always the Playwright driver
 # from the npm registry, the TypeScript MCP client the tests drive
 # surf serve with (testdata/mcpclient) and Playwright MCP, the peer that
-# surf bench actions measures surf against (testdata/pwmcp); their
-# versions are pinned by the committed package-lock.json files. Safe to
-# run again.
+# surf bench actions measures surf against (testdata/pwmcp), and the
+# orchestrator examples the tests run (examples/openai-agents,
+# examples/vercel-ai); their versions are pinned by the committed
+# package-lock.json files. Safe to run again.
 setup: build
 	@if [ "$$(id -u)" = 0 ]; then $(SURF) install --with-deps; else $(SURF) install; fi
 	npm ci --prefix testdata/mcpclient --no-audit --no-fund
 	npm ci --prefix testdata/pwmcp --no-audit --no-fund
+	npm ci --prefix examples/openai-agents --no-audit --no-fund
+	npm ci --prefix examples/vercel-ai --no-audit --no-fund
 
 demo: setup
 	$(SURF) demo
