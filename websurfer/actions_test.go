@@ -642,3 +642,31 @@ func TestVisitAfterFailedNavigation(t *testing.T) {
 		}
 	}
 }
+
+// TestFragmentLands visits a URL with a fragment, and follows a link to
+// one from another page: the page is scrolled to the fragment's element
+// and the observation's URL keeps the fragment (issue 29, point 1).
+func TestFragmentLands(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	check := func(how, frag, heading string) {
+		t.Helper()
+		if got := f.s.last.URL; !strings.HasSuffix(got, "/actions/sections.html#"+frag) {
+			t.Errorf("%s: the observation's URL is %q; want it to end in #%s", how, got, frag)
+		}
+		if got := f.js("location.hash"); got != "#"+frag {
+			t.Errorf("%s: location.hash = %v; want #%s", how, got, frag)
+		}
+		top := f.js(fmt.Sprintf("Math.round(document.getElementById(%q).getBoundingClientRect().top)", frag))
+		if n, ok := top.(int); !ok || n < -2 || n > 2 {
+			t.Errorf("%s: section #%s is at %v px from the top; want it scrolled to the top", how, frag, top)
+		}
+		if !strings.Contains(f.s.last.Text(), heading) {
+			t.Errorf("%s: the observation does not show %q:\n%s", how, heading, f.s.last.Text())
+		}
+	}
+	f.visit("/actions/sections.html#prices")
+	check("visit_url", "prices", "Prices")
+	f.visit("/actions/to-sections.html")
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("link", "See the opening hours")))
+	check("click on a link", "hours", "Opening hours")
+}
