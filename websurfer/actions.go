@@ -464,6 +464,9 @@ func (s *Surfer) inputText(ctx context.Context, t *tab, r *elementRef, text stri
 	if e := notEditable(r.el); e != nil {
 		return nil, tools.NewError(e)
 	}
+	if r.el.Tag == "input" && setValueTypes[r.el.InputType] {
+		return s.fillValue(ctx, t, r, text, pressEnter)
+	}
 	if err := s.focus(ctx, t, r); err != nil {
 		return nil, err
 	}
@@ -517,6 +520,82 @@ func (s *Surfer) inputText(ctx context.Context, t *tab, r *elementRef, text stri
 		}
 	}
 	return s.typed(ctx, t, r, text, pressEnter && kept, note)
+}
+
+// setValueTypes are the input types whose value input_text sets rather
+// than types, as Playwright's Fill does: their fields are segments in the
+// order of the browser's locale (a date is mm/dd/yyyy or dd.mm.yyyy), so
+// keys would land in the wrong segments, while the value they take is in
+// one format everywhere (2027-09-14, 13:45, 2027-09-14T13:45, 2027-09,
+// 2027-W37, 50, #ff0000).
+var setValueTypes = map[string]bool{
+	"date": true, "time": true, "datetime-local": true, "month": true, "week": true,
+	"range": true, "color": true,
+}
+
+// valueFormats is the format of each setValueTypes type, for the model.
+var valueFormats = map[string]string{
+	"date": "YYYY-MM-DD, such as 2027-09-14", "time": "HH:MM, such as 13:45",
+	"datetime-local": "YYYY-MM-DDTHH:MM, such as 2027-09-14T13:45", "month": "YYYY-MM, such as 2027-09",
+	"week": "YYYY-Www, such as 2027-W37", "range": "a number", "color": "#rrggbb, such as #ff8800",
+}
+
+// setValue sets the value of an input of a setValueTypes type the way
+// Playwright's Fill does, in surf's own script world: focus, the native
+// setter, then input and change as a user's edit fires. A value the input
+// does not take (a malformed date) comes back as an error and leaves the
+// field as it was.
+const setValue = `function (value) {
+  if (!this.isConnected) return {error: 'gone'};
+  if (this.disabled || this.readOnly) return {error: 'readonly'};
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const old = this.value;
+  value = value.trim();
+  this.focus();
+  setter.call(this, value);
+  if (value !== '' && this.value === '' && this.type !== 'range' && this.type !== 'color') {
+    setter.call(this, old);
+    return {error: 'malformed'};
+  }
+  this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {value: this.value, focused: document.hasFocus() && this.matches(':focus-within')};
+}`
+
+// fillValue is input_text into an input of a setValueTypes type (see
+// setValue); the text replaces the value.
+func (s *Surfer) fillValue(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool) (*outcome, error) {
+	var res struct {
+		Error   string
+		Value   string
+		Focused bool
+	}
+	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, setValue, []any{text}, &res); err != nil {
+		if browserGone(err) || ctx.Err() != nil {
+			return nil, errors.Join(ctx.Err(), err)
+		}
+		return nil, toolErr("could not set element %d: %s", r.el.ID, shortErr(err))
+	}
+	typ := r.el.InputType
+	switch res.Error {
+	case "":
+	case "malformed":
+		return nil, toolErr("element %d is a %s field and does not take %s; write it as %s", r.el.ID, typ, q(text, 60), valueFormats[typ])
+	case "readonly":
+		return nil, tools.NewError(&NotEditableError{ID: r.el.ID, Role: r.el.Role, Name: r.el.Name, Readonly: true})
+	case "gone":
+		return nil, toolErr("element %d is no longer in the page; observe again", r.el.ID)
+	default:
+		return nil, toolErr("could not set element %d: %s", r.el.ID, res.Error)
+	}
+	note := ""
+	if res.Value != strings.TrimSpace(text) {
+		note = fmt.Sprintf("; the field holds %s", q(res.Value, 60))
+	}
+	if !res.Focused && pressEnter {
+		note += "; the page moved the keyboard focus away from it, so I did not press Enter"
+	}
+	return s.typed(ctx, t, r, text, pressEnter && res.Focused, note)
 }
 
 // typed ends input_text: it presses Enter if asked and says what was

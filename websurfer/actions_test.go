@@ -670,3 +670,67 @@ func TestFragmentLands(t *testing.T) {
 	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("link", "See the opening hours")))
 	check("click on a link", "hours", "Opening hours")
 }
+
+// idNamed finds the id of the listed element with a name, whatever its
+// role.
+func (f *fixture) idNamed(name string) int {
+	f.t.Helper()
+	for _, e := range f.s.last.Elements {
+		if e.Name == name {
+			return e.ID
+		}
+	}
+	f.t.Fatalf("no element %q in the observation:\n%s", name, f.s.last.Text())
+	return 0
+}
+
+// TestInputTextDateAndTimeFields types into date, time, month, week and
+// datetime-local inputs in the formats a model writes, and the form posts
+// them (issue 29, point 2). The values are set as Playwright's Fill sets
+// them, so the browser's locale (the order of a date's segments) does not
+// matter.
+func TestInputTextDateAndTimeFields(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/booking.html")
+	for _, c := range []struct{ name, value string }{
+		{"Arrival date", "2027-09-14"},
+		{"Arrival time", "13:45"},
+		{"Billing month", "2027-09"},
+		{"Week", "2027-W37"},
+		{"Departure", "2027-09-14T13:45"},
+	} {
+		f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": %q, "press_enter": false}`, f.idNamed(c.name), c.value))
+	}
+	// A malformed date is refused with the format, and changes nothing.
+	res := f.fail("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "14/09/2027", "press_enter": false}`, f.idNamed("Arrival date")), "2027-09-14")
+	if !strings.Contains(res.Text, "YYYY-MM-DD") {
+		t.Errorf("the refusal does not say the format: %s", res.Text)
+	}
+	if got := f.js(`document.getElementById('date').value`); got != "2027-09-14" {
+		t.Errorf("after a malformed date the field holds %v; want 2027-09-14 kept", got)
+	}
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Book")))
+	want := "/search?q=booking&date=2027-09-14&time=13%3A45&month=2027-09&week=2027-W37&departure=2027-09-14T13%3A45"
+	if !f.sites.Requested(want) {
+		t.Errorf("the form did not post the typed values; want %s, requests: %v", want, f.sites.Requests())
+	}
+}
+
+// TestInputTextSendsKeys types into a search box that suggests on keyup:
+// the suggestions show, so keys were sent (issue 29, point 2).
+func TestInputTextSendsKeys(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/suggest.html")
+	res := f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "Os", "press_enter": false}`, f.idNamed("City")))
+	for _, want := range []string{"Suggested: Oslo", "Suggested: Osaka"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the observation after typing lacks %q:\n%s", want, res.Text)
+		}
+	}
+	if strings.Contains(res.Text, "Suggested: Ottawa") {
+		t.Errorf("a suggestion that does not match the typed text shows:\n%s", res.Text)
+	}
+	if got := f.js(`document.getElementById('city').value`); got != "Os" {
+		t.Errorf("the field holds %v; want Os", got)
+	}
+}

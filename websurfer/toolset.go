@@ -193,6 +193,9 @@ func (s *Surfer) Offered() []string {
 		case "textbox", "searchbox", "combobox", "spinbutton":
 			input = true
 		}
+		if e.Tag == "input" && setValueTypes[e.InputType] {
+			input = true // a date, a time, a slider: input_text sets them
+		}
 		if e.Tag == "select" || e.Role == "combobox" || e.Role == "listbox" || e.Role == "option" {
 			sel = true
 		}
