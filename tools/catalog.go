@@ -44,9 +44,12 @@ type InputTextArgs struct {
 }
 
 // SelectOptionArgs is the input of select_option.
+// Option or Options must be given; a multi-select ends with exactly the
+// options named in both (Options given empty, and no Option, clears it).
 type SelectOptionArgs struct {
-	TargetID int    `json:"target_id" jsonschema:"The id of the dropdown (a select element or a listbox)." schema:"minimum=1,maximum=1000000"`
-	Option   string `json:"option" jsonschema:"The visible label of the option to choose, as shown in the dropdown." schema:"minLength=1,maxLength=1000"`
+	TargetID int      `json:"target_id" jsonschema:"The id of the dropdown (a select element or a listbox)." schema:"minimum=1,maximum=1000000"`
+	Option   string   `json:"option,omitempty" jsonschema:"The visible label of the option to choose, as shown in the dropdown." schema:"maxLength=1000"`
+	Options  []string `json:"options,omitempty" jsonschema:"For a list that allows several choices (a multi-select): the visible labels of all the options to leave selected. The selection becomes exactly these (and option, if given): any other option is deselected, and an empty list clears the selection." schema:"maxItems=100,items.minLength=1,items.maxLength=1000"`
 }
 
 // KeypressArgs is the input of keypress. Each key is a Playwright key name
@@ -174,7 +177,7 @@ var (
 	}
 	SelectOption = Spec[SelectOptionArgs]{
 		Name:        "select_option",
-		Description: "Choose an option in the dropdown with the given id by the option's visible label.",
+		Description: "Choose an option in the dropdown with the given id by the option's visible label. In a list that allows several choices, give options: the selection becomes exactly the options named.",
 	}
 	Keypress = Spec[KeypressArgs]{
 		Name:        "keypress",

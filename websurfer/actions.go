@@ -648,48 +648,84 @@ func (s *Surfer) Hover(ctx context.Context, id int) (*ActionResult, error) {
 	})
 }
 
-// selectNative picks an option of a <select> by its visible label: exact,
-// then ignoring case, then by contained text. It fires input and change
+// selectNative picks options of a <select> by their visible labels: each
+// exact, then ignoring case, then the value, then by contained text. A
+// single select takes one label; a multi-select ends with exactly the
+// options named selected (none for no labels). It fires input and change
 // like a user's choice, without opening the native popup (which would
 // close at once under automation).
-const selectNative = `function (label) {
+const selectNative = `function ({labels}) {
   if (this.tagName !== 'SELECT') return {error: 'not a select'};
   if (this.disabled) return {error: 'the select is disabled'};
   const opts = Array.from(this.options);
   const norm = s => s.replace(/\s+/g, ' ').trim();
-  const want = norm(label);
-  let o = opts.find(x => norm(x.label || x.text) === want)
-       || opts.find(x => norm(x.label || x.text).toLowerCase() === want.toLowerCase())
-       || opts.find(x => norm(x.value) === want)
-       || opts.find(x => norm(x.label || x.text).toLowerCase().includes(want.toLowerCase()));
-  if (!o) return {error: 'no option', options: opts.map(x => norm(x.label || x.text))};
-  if (o.disabled) return {error: 'the option is disabled'};
-  if (this.multiple) { o.selected = true; } else { this.value = o.value; o.selected = true; }
+  const names = opts.map(x => norm(x.label || x.text));
+  if (!this.multiple && labels.length !== 1) return {error: 'single', options: names};
+  const chosen = [];
+  for (const label of labels) {
+    const want = norm(label);
+    const o = opts.find(x => norm(x.label || x.text) === want)
+         || opts.find(x => norm(x.label || x.text).toLowerCase() === want.toLowerCase())
+         || opts.find(x => norm(x.value) === want)
+         || opts.find(x => norm(x.label || x.text).toLowerCase().includes(want.toLowerCase()));
+    if (!o) return {error: 'no option', missing: label, options: names};
+    if (o.disabled) return {error: 'the option ' + JSON.stringify(want) + ' is disabled'};
+    if (!chosen.includes(o)) chosen.push(o);
+  }
+  if (this.multiple) {
+    for (const o of opts) o.selected = chosen.includes(o);
+  } else {
+    this.value = chosen[0].value;
+    chosen[0].selected = true;
+  }
   this.dispatchEvent(new Event('input', {bubbles: true}));
   this.dispatchEvent(new Event('change', {bubbles: true}));
-  return {chosen: norm(o.label || o.text)};
+  return {chosen: chosen.map(o => norm(o.label || o.text))};
 }`
 
 // SelectOption chooses an option by its visible label in a native <select>
-// or an ARIA combobox/listbox.
+// or an ARIA combobox/listbox. In a multi-select, the option becomes the
+// only one selected (see SelectOptions).
 func (s *Surfer) SelectOption(ctx context.Context, id int, option string) (*ActionResult, error) {
 	return s.onElement(ctx, aim{id: id, tool: "select_option"}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
 		if r.el.Tag == "select" {
-			return s.chooseNative(ctx, t, r, option)
+			return s.chooseNative(ctx, t, r, []string{option})
 		}
 		return s.selectARIA(ctx, t, r, option)
 	})
 }
 
+// SelectOptions sets the selection of a native multi-select to exactly the
+// options with the labels given (none clears it). An ARIA list takes one
+// option at a time.
+func (s *Surfer) SelectOptions(ctx context.Context, id int, options []string) (*ActionResult, error) {
+	return s.onElement(ctx, aim{id: id, tool: "select_option"}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		if r.el.Tag == "select" {
+			return s.chooseNative(ctx, t, r, options)
+		}
+		if len(options) != 1 {
+			return nil, toolErr("element %d takes one option at a time: give option, not options", id)
+		}
+		return s.selectARIA(ctx, t, r, options[0])
+	})
+}
+
 // chooseNative chooses in a native <select> (see selectNative).
-func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, option string) (*outcome, error) {
+func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, options []string) (*outcome, error) {
 	id := r.el.ID
 	var res struct {
 		Error   string
-		Chosen  string
+		Missing string
+		Chosen  []string
 		Options []string
 	}
-	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, selectNative, []any{option}, &res); err != nil {
+	if options == nil {
+		options = []string{}
+	}
+	// In an object: the protocol's encoder (JSON v2, omitempty) drops an
+	// argument that is an empty array.
+	arg := map[string]any{"labels": options}
+	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, selectNative, []any{arg}, &res); err != nil {
 		if browserGone(err) {
 			return nil, err
 		}
@@ -697,11 +733,20 @@ func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, option
 	}
 	switch {
 	case res.Error == "no option":
-		return nil, toolErr("element %d %s has no option %s; its options are %s", id, q(r.el.Name, 60), q(option, 60), quoteList(res.Options, 20))
+		return nil, toolErr("element %d %s has no option %s; its options are %s", id, q(r.el.Name, 60), q(res.Missing, 60), quoteList(res.Options, 20))
+	case res.Error == "single":
+		return nil, toolErr("element %d %s allows one choice: give one option; its options are %s", id, q(r.el.Name, 60), quoteList(res.Options, 20))
 	case res.Error != "":
 		return nil, toolErr("could not choose in element %d: %s", id, res.Error)
 	}
-	return settled(t, t.mark(), reportNothing, chose(res.Chosen, r)), nil
+	if len(res.Chosen) == 1 && len(options) == 1 && !r.el.Multiple {
+		return settled(t, t.mark(), reportNothing, chose(res.Chosen[0], r)), nil
+	}
+	what := "nothing selected"
+	if len(res.Chosen) > 0 {
+		what = "exactly " + quoteList(res.Chosen, 20) + " selected"
+	}
+	return settled(t, t.mark(), reportNothing, fmt.Sprintf("I left %s in %s %s (id %d)", what, r.el.Role, q(r.el.Name, 60), id)), nil
 }
 
 // chose is the summary of select_option.

@@ -734,3 +734,42 @@ func TestInputTextSendsKeys(t *testing.T) {
 		t.Errorf("the field holds %v; want Os", got)
 	}
 }
+
+// TestMultiSelectExactly sets a multi-select to exactly the options named,
+// deselecting the others, then clears it (issue 29, point 7).
+func TestMultiSelectExactly(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/multiselect.html")
+	selected := func() any {
+		return f.js(`Array.from(document.getElementById('toppings').selectedOptions, o => o.value).join(',') + ' ' + document.getElementById('log').textContent`)
+	}
+	// Cheese and Ham are selected; the model wants Cheese and Olives.
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Cheese", "olives"]}`, f.idNamed("Toppings")))
+	if got := selected(); got != "cheese,olives cheese,olives" {
+		t.Errorf("after options [Cheese, olives]: %v; want exactly cheese and olives (and the change event)", got)
+	}
+	// One option alone: the selection becomes that one.
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "option": "Basil"}`, f.idNamed("Toppings")))
+	if got := selected(); got != "basil basil" {
+		t.Errorf("after option Basil: %v; want exactly basil", got)
+	}
+	// A missing option is refused and changes nothing.
+	f.fail("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Ham", "Pineapple"]}`, f.idNamed("Toppings")), `"Pineapple"`)
+	if got := selected(); got != "basil basil" {
+		t.Errorf("after a refused choice: %v; want basil kept", got)
+	}
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Ham", "Onion"]}`, f.idNamed("Toppings")))
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Order")))
+	if want := "/search?q=pizza&t=ham&t=onion"; !f.sites.Requested(want) {
+		t.Errorf("the form did not post exactly the options chosen; want %s, requests: %v", want, f.sites.Requests())
+	}
+	f.visit("/actions/multiselect.html")
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "options": []}`, f.idNamed("Toppings")))
+	if got := selected(); got != " none" {
+		t.Errorf("after options []: %v; want nothing selected", got)
+	}
+	// A single select takes one option.
+	f.visit("/actions/select.html")
+	f.fail("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Red", "Blue"]}`, f.id("combobox", "Colour")), "allows one choice")
+	f.fail("select_option", fmt.Sprintf(`{"target_id": %d}`, f.id("combobox", "Colour")), "needs option")
+}

@@ -67,7 +67,19 @@ func (s *Surfer) Tools() *tools.Registry {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.Hover(ctx, in.TargetID) })(ctx)
 		}),
 		tools.SelectOption.Bind(func(ctx context.Context, in tools.SelectOptionArgs) (*tools.Result, error) {
-			return act(func(ctx context.Context) (*ActionResult, error) { return s.SelectOption(ctx, in.TargetID, in.Option) })(ctx)
+			return act(func(ctx context.Context) (*ActionResult, error) {
+				if in.Options == nil {
+					if in.Option == "" {
+						return nil, toolErr("select_option needs option (or, for a list that allows several choices, options)")
+					}
+					return s.SelectOption(ctx, in.TargetID, in.Option)
+				}
+				named := in.Options
+				if in.Option != "" {
+					named = append([]string{in.Option}, named...)
+				}
+				return s.SelectOptions(ctx, in.TargetID, named)
+			})(ctx)
 		}),
 		tools.Keypress.Bind(func(ctx context.Context, in tools.KeypressArgs) (*tools.Result, error) {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.Keypress(ctx, in.Keys) })(ctx)
