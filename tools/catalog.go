@@ -52,6 +52,27 @@ type SelectOptionArgs struct {
 	Options  []string `json:"options,omitempty" jsonschema:"For a list that allows several choices (a multi-select): the visible labels of all the options to leave selected. The selection becomes exactly these (and option, if given): any other option is deselected, and an empty list clears the selection." schema:"maxItems=100,items.minLength=1,items.maxLength=1000"`
 }
 
+// ClickAtArgs is the input of click_at: a point of the screenshot, in its
+// pixels.
+type ClickAtArgs struct {
+	X float64 `json:"x" jsonschema:"Pixels from the left edge of the screenshot." schema:"minimum=0,maximum=100000"`
+	Y float64 `json:"y" jsonschema:"Pixels from the top edge of the screenshot." schema:"minimum=0,maximum=100000"`
+}
+
+// PointArgs is one end of a drag: an element's id, or a point of the
+// screenshot.
+type PointArgs struct {
+	TargetID int      `json:"target_id,omitempty" jsonschema:"The id of an element: the drag starts or ends at its centre. Give either this or x and y." schema:"minimum=1,maximum=1000000"`
+	X        *float64 `json:"x,omitempty" jsonschema:"Pixels from the left edge of the screenshot." schema:"minimum=0,maximum=100000"`
+	Y        *float64 `json:"y,omitempty" jsonschema:"Pixels from the top edge of the screenshot." schema:"minimum=0,maximum=100000"`
+}
+
+// DragArgs is the input of drag.
+type DragArgs struct {
+	From PointArgs `json:"from" jsonschema:"Where to press the mouse: an element's id, or x and y in the screenshot."`
+	To   PointArgs `json:"to" jsonschema:"Where to release it: an element's id, or x and y in the screenshot."`
+}
+
 // KeypressArgs is the input of keypress. Each key is a Playwright key name
 // or a chord of names joined with '+'; the handler presses them in order.
 type KeypressArgs struct {
@@ -171,6 +192,14 @@ var (
 		Name:        "input_text",
 		Description: "Type text into the editable element with the given id. By default it first deletes the text already in the field and presses Enter after typing, which usually submits the form; set delete_existing_text or press_enter to false to avoid that.",
 	}
+	ClickAt = Spec[ClickAtArgs]{
+		Name:        "click_at",
+		Description: "Click a point of the screenshot, given in its pixels from the top-left corner, for what has no id: a canvas, a map, a chart. Prefer click when the thing has an id. A point covered by a dialog or banner is refused.",
+	}
+	Drag = Spec[DragArgs]{
+		Name:        "drag",
+		Description: "Press the mouse at one place, move it to another and release it there, as a person drags: a slider's handle, an item of a sortable list, a map. Each end is an element's id or a point of the screenshot in its pixels.",
+	}
 	Hover = Spec[TargetArgs]{
 		Name:        "hover",
 		Description: "Move the mouse over the element with the given id, for example to open a menu or show a tooltip.",
@@ -243,7 +272,7 @@ func Catalog() []CatalogEntry {
 		entry(VisitURL), entry(WebSearch), entry(HistoryBack), entry(HistoryForward), entry(RefreshPage),
 		entry(PageUp), entry(PageDown), entry(ScrollElementUp), entry(ScrollElementDown),
 		entry(PageLeft), entry(PageRight), entry(ScrollElementLeft), entry(ScrollElementRight),
-		entry(Click), entry(InputText), entry(Hover), entry(SelectOption), entry(Keypress), entry(UploadFile),
+		entry(Click), entry(ClickAt), entry(Drag), entry(InputText), entry(Hover), entry(SelectOption), entry(Keypress), entry(UploadFile),
 		entry(CreateTab), entry(SwitchTab), entry(CloseTab),
 		entry(Sleep), entry(ReadPage), entry(SummarizePage), entry(AnswerQuestion),
 		entry(AnswerDialog), entry(StopAction),

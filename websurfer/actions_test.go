@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -772,4 +773,107 @@ func TestMultiSelectExactly(t *testing.T) {
 	f.visit("/actions/select.html")
 	f.fail("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Red", "Blue"]}`, f.id("combobox", "Colour")), "allows one choice")
 	f.fail("select_option", fmt.Sprintf(`{"target_id": %d}`, f.id("combobox", "Colour")), "needs option")
+}
+
+// shotPoint is the point of the latest screenshot, in its pixels, at
+// fraction fx, fy of the box of the element a selector finds.
+func (f *fixture) shotPoint(sel string, fx, fy float64) (float64, float64) {
+	f.t.Helper()
+	v := f.js(fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.left + %g * r.width, r.top + %g * r.height]; })()`, sel, fx, fy))
+	xy, ok := v.([]any)
+	if !ok || len(xy) != 2 {
+		f.t.Fatalf("box of %s: %v", sel, v)
+	}
+	num := func(a any) float64 {
+		switch n := a.(type) {
+		case int:
+			return float64(n)
+		case float64:
+			return n
+		}
+		f.t.Fatalf("not a number: %v", a)
+		return 0
+	}
+	o := f.s.last
+	scale := 1.0
+	if o.ImageWidth > 0 {
+		scale = float64(o.ImageWidth) / float64(o.Viewport.Width)
+	}
+	return math.Round(num(xy[0]) * scale), math.Round(num(xy[1]) * scale)
+}
+
+// TestPointerActions drags a slider drawn in divs to a value, reorders a
+// sortable list by drag, and clicks a canvas by click_at, all on points
+// of the screenshot (issue 29, point 8).
+func TestPointerActions(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/pointer.html")
+	// The slider: from its thumb to three quarters of its track.
+	fx, fy := f.shotPoint("#thumb", 0.5, 0.5)
+	tx, ty := f.shotPoint("#track", 0.75, 0.5)
+	res := f.ok("drag", fmt.Sprintf(`{"from": {"x": %g, "y": %g}, "to": {"x": %g, "y": %g}}`, fx, fy, tx, ty))
+	if got := f.js(`+document.getElementById('volume').textContent`); got != 75 && got != 74 && got != 76 {
+		t.Errorf("after dragging the slider to 3/4 of its track the volume is %v; want 75\n%s", got, res.Text)
+	}
+	// The sortable list: Alpha dropped on Charlie goes after it.
+	fx, fy = f.shotPoint("#list li:nth-child(1)", 0.5, 0.5)
+	tx, ty = f.shotPoint("#list li:nth-child(3)", 0.5, 0.5)
+	f.ok("drag", fmt.Sprintf(`{"from": {"x": %g, "y": %g}, "to": {"x": %g, "y": %g}}`, fx, fy, tx, ty))
+	if got := f.js(`document.getElementById('order').textContent`); got != "Bravo,Charlie,Alpha" {
+		t.Errorf("after dragging Alpha onto Charlie the order is %v; want Bravo,Charlie,Alpha", got)
+	}
+	// The canvas: a click at its (100, 40) reaches the page there.
+	cx, cy := f.shotPoint("#canvas", 100.0/302, 40.0/122)
+	res = f.ok("click_at", fmt.Sprintf(`{"x": %g, "y": %g}`, cx, cy))
+	got, _ := f.js(`document.getElementById('canvaslog').textContent`).(string)
+	var x, y int
+	if _, err := fmt.Sscanf(got, "clicked at %d,%d", &x, &y); err != nil || x < 97 || x > 103 || y < 37 || y > 43 {
+		t.Errorf("after click_at on the canvas it says %q; want clicked at about 100,40", got)
+	}
+	if !strings.Contains(res.Text, "canvas") {
+		t.Errorf("the summary does not say what was clicked:\n%s", res.Text)
+	}
+	// Outside the screenshot: refused.
+	f.fail("click_at", `{"x": 100000, "y": 5}`, "outside the screenshot")
+	// A drag end needs an id or a point.
+	f.fail("drag", `{"from": {"target_id": 1, "x": 3, "y": 4}, "to": {"x": 5, "y": 5}}`, "not both")
+}
+
+// TestPointerActionsAreGated: click_at on a button is judged by the action
+// rules for click too, and drag by its own, like any action.
+func TestPointerActionsAreGated(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	var rules []policy.HostRule
+	for _, u := range []string{sites.A, sites.B} {
+		r, err := policy.ParseHostRule(strings.TrimPrefix(u, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, r)
+	}
+	pol, err := policy.New(policy.Config{Allow: rules, Actions: []policy.ActionRule{
+		{Rule: "no-delete", Tools: []string{"click"}, Role: "button", Name: "^Delete", Verdict: policy.Deny},
+		{Rule: "no-drag", Tools: []string{"drag"}, Name: "^Delete", Verdict: policy.Deny},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Policy: pol}
+	cfg.Session = browsertest.Session(t, sandbox.SessionConfig{Policy: pol})
+	s := newSurfer(t, cfg)
+	f := &fixture{t: t, sites: sites, s: s, reg: s.Tools()}
+	f.visit("/actions/pointer.html")
+	bx, by := f.shotPoint("button", 0.5, 0.5)
+	f.js(`void (document.querySelector('button').onclick = () => { document.title = 'deleted'; })`)
+	f.fail("click_at", fmt.Sprintf(`{"x": %g, "y": %g}`, bx, by), "no-delete")
+	if got := f.js(`document.title`); got != "Pointer page" {
+		t.Errorf("a denied click_at reached the button: title %v", got)
+	}
+	f.fail("drag", fmt.Sprintf(`{"from": {"x": 1, "y": 1}, "to": {"x": %g, "y": %g}}`, bx, by), "no-drag")
+	if got := f.js(`document.title`); got != "Pointer page" {
+		t.Errorf("a denied drag reached the button: title %v", got)
+	}
+	// Elsewhere on the page click_at is allowed.
+	cx, cy := f.shotPoint("#canvas", 0.5, 0.5)
+	f.ok("click_at", fmt.Sprintf(`{"x": %g, "y": %g}`, cx, cy))
 }

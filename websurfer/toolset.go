@@ -63,6 +63,22 @@ func (s *Surfer) Tools() *tools.Registry {
 				return s.InputText(ctx, in.InputFieldID, in.TextValue, in.PressEnter, in.DeleteExistingText)
 			})(ctx)
 		}),
+		tools.ClickAt.Bind(func(ctx context.Context, in tools.ClickAtArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.ClickAt(ctx, in.X, in.Y) })(ctx)
+		}),
+		tools.Drag.Bind(func(ctx context.Context, in tools.DragArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) {
+				from, err := pointOf("from", in.From)
+				if err != nil {
+					return nil, err
+				}
+				to, err := pointOf("to", in.To)
+				if err != nil {
+					return nil, err
+				}
+				return s.Drag(ctx, from, to)
+			})(ctx)
+		}),
 		tools.Hover.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.Hover(ctx, in.TargetID) })(ctx)
 		}),
@@ -224,6 +240,9 @@ func (s *Surfer) Offered() []string {
 	if click {
 		names = append(names, "click", "hover")
 	}
+	if len(o.frames) > 0 {
+		names = append(names, "click_at", "drag")
+	}
 	if input {
 		names = append(names, "input_text")
 	}
@@ -297,4 +316,17 @@ func (s *Surfer) unavailable(tool string) string {
 		}
 	}
 	return ""
+}
+
+// pointOf is one end of drag as the model gave it: an id, or x and y.
+func pointOf(end string, p tools.PointArgs) (Point, error) {
+	switch {
+	case p.TargetID != 0 && (p.X != nil || p.Y != nil):
+		return Point{}, toolErr("drag's %s takes target_id or x and y, not both", end)
+	case p.TargetID != 0:
+		return Point{ID: p.TargetID}, nil
+	case p.X != nil && p.Y != nil:
+		return Point{X: *p.X, Y: *p.Y}, nil
+	}
+	return Point{}, toolErr("drag's %s needs target_id, or x and y", end)
 }
