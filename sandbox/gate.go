@@ -317,7 +317,15 @@ func (g *requestGate) gateFor(frame playwright.Frame) *targetGate {
 	return fg.tg
 }
 
-func seenKey(method, url string) string { return method + " " + url }
+// seenKey is the key of a request in targetGate.seen. A URL's fragment is
+// never sent: surf's interception reports it apart (urlFragment) while
+// Playwright's route has the URL without it, so the key leaves it out.
+func seenKey(method, url string) string {
+	if i := strings.IndexByte(url, '#'); i >= 0 {
+		url = url[:i]
+	}
+	return method + " " + url
+}
 
 func (tg *targetGate) addSeen(method, url string) {
 	tg.mu.Lock()
@@ -448,7 +456,7 @@ func (g *requestGate) paused(tg *targetGate, ev map[string]any) {
 	req, _ := ev["request"].(map[string]any)
 	url, _ := req["url"].(string)
 	if frag, _ := req["urlFragment"].(string); frag != "" {
-		url += frag // as Playwright reports it to the route
+		url += frag // for the policy and the denial log; seenKey drops it
 	}
 	method, _ := req["method"].(string)
 	rtype, _ := ev["resourceType"].(string)

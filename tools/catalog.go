@@ -44,9 +44,33 @@ type InputTextArgs struct {
 }
 
 // SelectOptionArgs is the input of select_option.
+// Option or Options must be given; a multi-select ends with exactly the
+// options named in both (Options given empty, and no Option, clears it).
 type SelectOptionArgs struct {
-	TargetID int    `json:"target_id" jsonschema:"The id of the dropdown (a select element or a listbox)." schema:"minimum=1,maximum=1000000"`
-	Option   string `json:"option" jsonschema:"The visible label of the option to choose, as shown in the dropdown." schema:"minLength=1,maxLength=1000"`
+	TargetID int      `json:"target_id" jsonschema:"The id of the dropdown (a select element or a listbox)." schema:"minimum=1,maximum=1000000"`
+	Option   string   `json:"option,omitempty" jsonschema:"The visible label of the option to choose, as shown in the dropdown." schema:"maxLength=1000"`
+	Options  []string `json:"options,omitempty" jsonschema:"For a list that allows several choices (a multi-select): the visible labels of all the options to leave selected. The selection becomes exactly these (and option, if given): any other option is deselected, and an empty list clears the selection." schema:"maxItems=100,items.minLength=1,items.maxLength=1000"`
+}
+
+// ClickAtArgs is the input of click_at: a point of the screenshot, in its
+// pixels.
+type ClickAtArgs struct {
+	X float64 `json:"x" jsonschema:"Pixels from the left edge of the screenshot." schema:"minimum=0,maximum=100000"`
+	Y float64 `json:"y" jsonschema:"Pixels from the top edge of the screenshot." schema:"minimum=0,maximum=100000"`
+}
+
+// PointArgs is one end of a drag: an element's id, or a point of the
+// screenshot.
+type PointArgs struct {
+	TargetID int      `json:"target_id,omitempty" jsonschema:"The id of an element: the drag starts or ends at its centre. Give either this or x and y." schema:"minimum=1,maximum=1000000"`
+	X        *float64 `json:"x,omitempty" jsonschema:"Pixels from the left edge of the screenshot." schema:"minimum=0,maximum=100000"`
+	Y        *float64 `json:"y,omitempty" jsonschema:"Pixels from the top edge of the screenshot." schema:"minimum=0,maximum=100000"`
+}
+
+// DragArgs is the input of drag.
+type DragArgs struct {
+	From PointArgs `json:"from" jsonschema:"Where to press the mouse: an element's id, or x and y in the screenshot."`
+	To   PointArgs `json:"to" jsonschema:"Where to release it: an element's id, or x and y in the screenshot."`
 }
 
 // KeypressArgs is the input of keypress. Each key is a Playwright key name
@@ -168,13 +192,21 @@ var (
 		Name:        "input_text",
 		Description: "Type text into the editable element with the given id. By default it first deletes the text already in the field and presses Enter after typing, which usually submits the form; set delete_existing_text or press_enter to false to avoid that.",
 	}
+	ClickAt = Spec[ClickAtArgs]{
+		Name:        "click_at",
+		Description: "Click a point of the screenshot, given in its pixels from the top-left corner, for what has no id: a canvas, a map, a chart. Prefer click when the thing has an id. A point covered by a dialog or banner is refused.",
+	}
+	Drag = Spec[DragArgs]{
+		Name:        "drag",
+		Description: "Press the mouse at one place, move it to another and release it there, as a person drags: a slider's handle, an item of a sortable list, a map. Each end is an element's id or a point of the screenshot in its pixels.",
+	}
 	Hover = Spec[TargetArgs]{
 		Name:        "hover",
 		Description: "Move the mouse over the element with the given id, for example to open a menu or show a tooltip.",
 	}
 	SelectOption = Spec[SelectOptionArgs]{
 		Name:        "select_option",
-		Description: "Choose an option in the dropdown with the given id by the option's visible label.",
+		Description: "Choose an option in the dropdown with the given id by the option's visible label. In a list that allows several choices, give options: the selection becomes exactly the options named.",
 	}
 	Keypress = Spec[KeypressArgs]{
 		Name:        "keypress",
@@ -240,7 +272,7 @@ func Catalog() []CatalogEntry {
 		entry(VisitURL), entry(WebSearch), entry(HistoryBack), entry(HistoryForward), entry(RefreshPage),
 		entry(PageUp), entry(PageDown), entry(ScrollElementUp), entry(ScrollElementDown),
 		entry(PageLeft), entry(PageRight), entry(ScrollElementLeft), entry(ScrollElementRight),
-		entry(Click), entry(InputText), entry(Hover), entry(SelectOption), entry(Keypress), entry(UploadFile),
+		entry(Click), entry(ClickAt), entry(Drag), entry(InputText), entry(Hover), entry(SelectOption), entry(Keypress), entry(UploadFile),
 		entry(CreateTab), entry(SwitchTab), entry(CloseTab),
 		entry(Sleep), entry(ReadPage), entry(SummarizePage), entry(AnswerQuestion),
 		entry(AnswerDialog), entry(StopAction),

@@ -70,7 +70,7 @@ func catalogTools(rec *recorder) []*tools.Tool {
 		bindRecorded(rec, tools.ScrollElementUp), bindRecorded(rec, tools.ScrollElementDown),
 		bindRecorded(rec, tools.PageLeft), bindRecorded(rec, tools.PageRight),
 		bindRecorded(rec, tools.ScrollElementLeft), bindRecorded(rec, tools.ScrollElementRight),
-		bindRecorded(rec, tools.Click), bindRecorded(rec, tools.InputText), bindRecorded(rec, tools.Hover),
+		bindRecorded(rec, tools.Click), bindRecorded(rec, tools.ClickAt), bindRecorded(rec, tools.Drag), bindRecorded(rec, tools.InputText), bindRecorded(rec, tools.Hover),
 		bindRecorded(rec, tools.SelectOption), bindRecorded(rec, tools.Keypress), bindRecorded(rec, tools.UploadFile),
 		bindRecorded(rec, tools.CreateTab), bindRecorded(rec, tools.SwitchTab), bindRecorded(rec, tools.CloseTab),
 		bindRecorded(rec, tools.Sleep), bindRecorded(rec, tools.ReadPage), bindRecorded(rec, tools.SummarizePage),

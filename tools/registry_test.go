@@ -402,7 +402,7 @@ func TestCatalog(t *testing.T) {
 	want := []string{"visit_url", "web_search", "history_back", "history_forward", "refresh_page",
 		"page_up", "page_down", "scroll_element_up", "scroll_element_down",
 		"page_left", "page_right", "scroll_element_left", "scroll_element_right",
-		"click", "input_text", "hover", "select_option", "keypress", "upload_file",
+		"click", "click_at", "drag", "input_text", "hover", "select_option", "keypress", "upload_file",
 		"create_tab", "switch_tab", "close_tab", "sleep", "read_page", "summarize_page", "answer_question", "answer_dialog", "stop_action"}
 	if !slices.Equal(names, want) {
 		t.Errorf("CatalogNames() = %v", names)

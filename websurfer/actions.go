@@ -464,6 +464,9 @@ func (s *Surfer) inputText(ctx context.Context, t *tab, r *elementRef, text stri
 	if e := notEditable(r.el); e != nil {
 		return nil, tools.NewError(e)
 	}
+	if r.el.Tag == "input" && setValueTypes[r.el.InputType] {
+		return s.fillValue(ctx, t, r, text, pressEnter)
+	}
 	if err := s.focus(ctx, t, r); err != nil {
 		return nil, err
 	}
@@ -519,6 +522,82 @@ func (s *Surfer) inputText(ctx context.Context, t *tab, r *elementRef, text stri
 	return s.typed(ctx, t, r, text, pressEnter && kept, note)
 }
 
+// setValueTypes are the input types whose value input_text sets rather
+// than types, as Playwright's Fill does: their fields are segments in the
+// order of the browser's locale (a date is mm/dd/yyyy or dd.mm.yyyy), so
+// keys would land in the wrong segments, while the value they take is in
+// one format everywhere (2027-09-14, 13:45, 2027-09-14T13:45, 2027-09,
+// 2027-W37, 50, #ff0000).
+var setValueTypes = map[string]bool{
+	"date": true, "time": true, "datetime-local": true, "month": true, "week": true,
+	"range": true, "color": true,
+}
+
+// valueFormats is the format of each setValueTypes type, for the model.
+var valueFormats = map[string]string{
+	"date": "YYYY-MM-DD, such as 2027-09-14", "time": "HH:MM, such as 13:45",
+	"datetime-local": "YYYY-MM-DDTHH:MM, such as 2027-09-14T13:45", "month": "YYYY-MM, such as 2027-09",
+	"week": "YYYY-Www, such as 2027-W37", "range": "a number", "color": "#rrggbb, such as #ff8800",
+}
+
+// setValue sets the value of an input of a setValueTypes type the way
+// Playwright's Fill does, in surf's own script world: focus, the native
+// setter, then input and change as a user's edit fires. A value the input
+// does not take (a malformed date) comes back as an error and leaves the
+// field as it was.
+const setValue = `function (value) {
+  if (!this.isConnected) return {error: 'gone'};
+  if (this.disabled || this.readOnly) return {error: 'readonly'};
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const old = this.value;
+  value = value.trim();
+  this.focus();
+  setter.call(this, value);
+  if (value !== '' && this.value === '' && this.type !== 'range' && this.type !== 'color') {
+    setter.call(this, old);
+    return {error: 'malformed'};
+  }
+  this.dispatchEvent(new Event('input', {bubbles: true, composed: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {value: this.value, focused: document.hasFocus() && this.matches(':focus-within')};
+}`
+
+// fillValue is input_text into an input of a setValueTypes type (see
+// setValue); the text replaces the value.
+func (s *Surfer) fillValue(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool) (*outcome, error) {
+	var res struct {
+		Error   string
+		Value   string
+		Focused bool
+	}
+	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, setValue, []any{text}, &res); err != nil {
+		if browserGone(err) || ctx.Err() != nil {
+			return nil, errors.Join(ctx.Err(), err)
+		}
+		return nil, toolErr("could not set element %d: %s", r.el.ID, shortErr(err))
+	}
+	typ := r.el.InputType
+	switch res.Error {
+	case "":
+	case "malformed":
+		return nil, toolErr("element %d is a %s field and does not take %s; write it as %s", r.el.ID, typ, q(text, 60), valueFormats[typ])
+	case "readonly":
+		return nil, tools.NewError(&NotEditableError{ID: r.el.ID, Role: r.el.Role, Name: r.el.Name, Readonly: true})
+	case "gone":
+		return nil, toolErr("element %d is no longer in the page; observe again", r.el.ID)
+	default:
+		return nil, toolErr("could not set element %d: %s", r.el.ID, res.Error)
+	}
+	note := ""
+	if res.Value != strings.TrimSpace(text) {
+		note = fmt.Sprintf("; the field holds %s", q(res.Value, 60))
+	}
+	if !res.Focused && pressEnter {
+		note += "; the page moved the keyboard focus away from it, so I did not press Enter"
+	}
+	return s.typed(ctx, t, r, text, pressEnter && res.Focused, note)
+}
+
 // typed ends input_text: it presses Enter if asked and says what was
 // typed where, with note added (what the page did to the focus).
 func (s *Surfer) typed(ctx context.Context, t *tab, r *elementRef, text string, pressEnter bool, note string) (*outcome, error) {
@@ -569,48 +648,84 @@ func (s *Surfer) Hover(ctx context.Context, id int) (*ActionResult, error) {
 	})
 }
 
-// selectNative picks an option of a <select> by its visible label: exact,
-// then ignoring case, then by contained text. It fires input and change
+// selectNative picks options of a <select> by their visible labels: each
+// exact, then ignoring case, then the value, then by contained text. A
+// single select takes one label; a multi-select ends with exactly the
+// options named selected (none for no labels). It fires input and change
 // like a user's choice, without opening the native popup (which would
 // close at once under automation).
-const selectNative = `function (label) {
+const selectNative = `function ({labels}) {
   if (this.tagName !== 'SELECT') return {error: 'not a select'};
   if (this.disabled) return {error: 'the select is disabled'};
   const opts = Array.from(this.options);
   const norm = s => s.replace(/\s+/g, ' ').trim();
-  const want = norm(label);
-  let o = opts.find(x => norm(x.label || x.text) === want)
-       || opts.find(x => norm(x.label || x.text).toLowerCase() === want.toLowerCase())
-       || opts.find(x => norm(x.value) === want)
-       || opts.find(x => norm(x.label || x.text).toLowerCase().includes(want.toLowerCase()));
-  if (!o) return {error: 'no option', options: opts.map(x => norm(x.label || x.text))};
-  if (o.disabled) return {error: 'the option is disabled'};
-  if (this.multiple) { o.selected = true; } else { this.value = o.value; o.selected = true; }
+  const names = opts.map(x => norm(x.label || x.text));
+  if (!this.multiple && labels.length !== 1) return {error: 'single', options: names};
+  const chosen = [];
+  for (const label of labels) {
+    const want = norm(label);
+    const o = opts.find(x => norm(x.label || x.text) === want)
+         || opts.find(x => norm(x.label || x.text).toLowerCase() === want.toLowerCase())
+         || opts.find(x => norm(x.value) === want)
+         || opts.find(x => norm(x.label || x.text).toLowerCase().includes(want.toLowerCase()));
+    if (!o) return {error: 'no option', missing: label, options: names};
+    if (o.disabled) return {error: 'the option ' + JSON.stringify(want) + ' is disabled'};
+    if (!chosen.includes(o)) chosen.push(o);
+  }
+  if (this.multiple) {
+    for (const o of opts) o.selected = chosen.includes(o);
+  } else {
+    this.value = chosen[0].value;
+    chosen[0].selected = true;
+  }
   this.dispatchEvent(new Event('input', {bubbles: true}));
   this.dispatchEvent(new Event('change', {bubbles: true}));
-  return {chosen: norm(o.label || o.text)};
+  return {chosen: chosen.map(o => norm(o.label || o.text))};
 }`
 
 // SelectOption chooses an option by its visible label in a native <select>
-// or an ARIA combobox/listbox.
+// or an ARIA combobox/listbox. In a multi-select, the option becomes the
+// only one selected (see SelectOptions).
 func (s *Surfer) SelectOption(ctx context.Context, id int, option string) (*ActionResult, error) {
 	return s.onElement(ctx, aim{id: id, tool: "select_option"}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
 		if r.el.Tag == "select" {
-			return s.chooseNative(ctx, t, r, option)
+			return s.chooseNative(ctx, t, r, []string{option})
 		}
 		return s.selectARIA(ctx, t, r, option)
 	})
 }
 
+// SelectOptions sets the selection of a native multi-select to exactly the
+// options with the labels given (none clears it). An ARIA list takes one
+// option at a time.
+func (s *Surfer) SelectOptions(ctx context.Context, id int, options []string) (*ActionResult, error) {
+	return s.onElement(ctx, aim{id: id, tool: "select_option"}, func(ctx context.Context, t *tab, r *elementRef) (*outcome, error) {
+		if r.el.Tag == "select" {
+			return s.chooseNative(ctx, t, r, options)
+		}
+		if len(options) != 1 {
+			return nil, toolErr("element %d takes one option at a time: give option, not options", id)
+		}
+		return s.selectARIA(ctx, t, r, options[0])
+	})
+}
+
 // chooseNative chooses in a native <select> (see selectNative).
-func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, option string) (*outcome, error) {
+func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, options []string) (*outcome, error) {
 	id := r.el.ID
 	var res struct {
 		Error   string
-		Chosen  string
+		Missing string
+		Chosen  []string
 		Options []string
 	}
-	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, selectNative, []any{option}, &res); err != nil {
+	if options == nil {
+		options = []string{}
+	}
+	// In an object: the protocol's encoder (JSON v2, omitempty) drops an
+	// argument that is an empty array.
+	arg := map[string]any{"labels": options}
+	if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, selectNative, []any{arg}, &res); err != nil {
 		if browserGone(err) {
 			return nil, err
 		}
@@ -618,11 +733,20 @@ func (s *Surfer) chooseNative(ctx context.Context, t *tab, r *elementRef, option
 	}
 	switch {
 	case res.Error == "no option":
-		return nil, toolErr("element %d %s has no option %s; its options are %s", id, q(r.el.Name, 60), q(option, 60), quoteList(res.Options, 20))
+		return nil, toolErr("element %d %s has no option %s; its options are %s", id, q(r.el.Name, 60), q(res.Missing, 60), quoteList(res.Options, 20))
+	case res.Error == "single":
+		return nil, toolErr("element %d %s allows one choice: give one option; its options are %s", id, q(r.el.Name, 60), quoteList(res.Options, 20))
 	case res.Error != "":
 		return nil, toolErr("could not choose in element %d: %s", id, res.Error)
 	}
-	return settled(t, t.mark(), reportNothing, chose(res.Chosen, r)), nil
+	if len(res.Chosen) == 1 && len(options) == 1 && !r.el.Multiple {
+		return settled(t, t.mark(), reportNothing, chose(res.Chosen[0], r)), nil
+	}
+	what := "nothing selected"
+	if len(res.Chosen) > 0 {
+		what = "exactly " + quoteList(res.Chosen, 20) + " selected"
+	}
+	return settled(t, t.mark(), reportNothing, fmt.Sprintf("I left %s in %s %s (id %d)", what, r.el.Role, q(r.el.Name, 60), id)), nil
 }
 
 // chose is the summary of select_option.

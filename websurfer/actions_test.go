@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -641,4 +642,238 @@ func TestVisitAfterFailedNavigation(t *testing.T) {
 			t.Fatalf("round %d: the page after the failed one did not load:\n%s", i, res.Text)
 		}
 	}
+}
+
+// TestFragmentLands visits a URL with a fragment, and follows a link to
+// one from another page: the page is scrolled to the fragment's element
+// and the observation's URL keeps the fragment (issue 29, point 1).
+func TestFragmentLands(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	check := func(how, frag, heading string) {
+		t.Helper()
+		if got := f.s.last.URL; !strings.HasSuffix(got, "/actions/sections.html#"+frag) {
+			t.Errorf("%s: the observation's URL is %q; want it to end in #%s", how, got, frag)
+		}
+		if got := f.js("location.hash"); got != "#"+frag {
+			t.Errorf("%s: location.hash = %v; want #%s", how, got, frag)
+		}
+		top := f.js(fmt.Sprintf("Math.round(document.getElementById(%q).getBoundingClientRect().top)", frag))
+		if n, ok := top.(int); !ok || n < -2 || n > 2 {
+			t.Errorf("%s: section #%s is at %v px from the top; want it scrolled to the top", how, frag, top)
+		}
+		if !strings.Contains(f.s.last.Text(), heading) {
+			t.Errorf("%s: the observation does not show %q:\n%s", how, heading, f.s.last.Text())
+		}
+	}
+	f.visit("/actions/sections.html#prices")
+	check("visit_url", "prices", "Prices")
+	f.visit("/actions/to-sections.html")
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("link", "See the opening hours")))
+	check("click on a link", "hours", "Opening hours")
+}
+
+// idNamed finds the id of the listed element with a name, whatever its
+// role.
+func (f *fixture) idNamed(name string) int {
+	f.t.Helper()
+	for _, e := range f.s.last.Elements {
+		if e.Name == name {
+			return e.ID
+		}
+	}
+	f.t.Fatalf("no element %q in the observation:\n%s", name, f.s.last.Text())
+	return 0
+}
+
+// TestInputTextDateAndTimeFields types into date, time, month, week and
+// datetime-local inputs in the formats a model writes, and the form posts
+// them (issue 29, point 2). The values are set as Playwright's Fill sets
+// them, so the browser's locale (the order of a date's segments) does not
+// matter.
+func TestInputTextDateAndTimeFields(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/booking.html")
+	for _, c := range []struct{ name, value string }{
+		{"Arrival date", "2027-09-14"},
+		{"Arrival time", "13:45"},
+		{"Billing month", "2027-09"},
+		{"Week", "2027-W37"},
+		{"Departure", "2027-09-14T13:45"},
+	} {
+		f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": %q, "press_enter": false}`, f.idNamed(c.name), c.value))
+	}
+	// A malformed date is refused with the format, and changes nothing.
+	res := f.fail("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "14/09/2027", "press_enter": false}`, f.idNamed("Arrival date")), "2027-09-14")
+	if !strings.Contains(res.Text, "YYYY-MM-DD") {
+		t.Errorf("the refusal does not say the format: %s", res.Text)
+	}
+	if got := f.js(`document.getElementById('date').value`); got != "2027-09-14" {
+		t.Errorf("after a malformed date the field holds %v; want 2027-09-14 kept", got)
+	}
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Book")))
+	want := "/search?q=booking&date=2027-09-14&time=13%3A45&month=2027-09&week=2027-W37&departure=2027-09-14T13%3A45"
+	if !f.sites.Requested(want) {
+		t.Errorf("the form did not post the typed values; want %s, requests: %v", want, f.sites.Requests())
+	}
+}
+
+// TestInputTextSendsKeys types into a search box that suggests on keyup:
+// the suggestions show, so keys were sent (issue 29, point 2).
+func TestInputTextSendsKeys(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/suggest.html")
+	res := f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "Os", "press_enter": false}`, f.idNamed("City")))
+	for _, want := range []string{"Suggested: Oslo", "Suggested: Osaka"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the observation after typing lacks %q:\n%s", want, res.Text)
+		}
+	}
+	if strings.Contains(res.Text, "Suggested: Ottawa") {
+		t.Errorf("a suggestion that does not match the typed text shows:\n%s", res.Text)
+	}
+	if got := f.js(`document.getElementById('city').value`); got != "Os" {
+		t.Errorf("the field holds %v; want Os", got)
+	}
+}
+
+// TestMultiSelectExactly sets a multi-select to exactly the options named,
+// deselecting the others, then clears it (issue 29, point 7).
+func TestMultiSelectExactly(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/multiselect.html")
+	selected := func() any {
+		return f.js(`Array.from(document.getElementById('toppings').selectedOptions, o => o.value).join(',') + ' ' + document.getElementById('log').textContent`)
+	}
+	// Cheese and Ham are selected; the model wants Cheese and Olives.
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Cheese", "olives"]}`, f.idNamed("Toppings")))
+	if got := selected(); got != "cheese,olives cheese,olives" {
+		t.Errorf("after options [Cheese, olives]: %v; want exactly cheese and olives (and the change event)", got)
+	}
+	// One option alone: the selection becomes that one.
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "option": "Basil"}`, f.idNamed("Toppings")))
+	if got := selected(); got != "basil basil" {
+		t.Errorf("after option Basil: %v; want exactly basil", got)
+	}
+	// A missing option is refused and changes nothing.
+	f.fail("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Ham", "Pineapple"]}`, f.idNamed("Toppings")), `"Pineapple"`)
+	if got := selected(); got != "basil basil" {
+		t.Errorf("after a refused choice: %v; want basil kept", got)
+	}
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Ham", "Onion"]}`, f.idNamed("Toppings")))
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Order")))
+	if want := "/search?q=pizza&t=ham&t=onion"; !f.sites.Requested(want) {
+		t.Errorf("the form did not post exactly the options chosen; want %s, requests: %v", want, f.sites.Requests())
+	}
+	f.visit("/actions/multiselect.html")
+	f.ok("select_option", fmt.Sprintf(`{"target_id": %d, "options": []}`, f.idNamed("Toppings")))
+	if got := selected(); got != " none" {
+		t.Errorf("after options []: %v; want nothing selected", got)
+	}
+	// A single select takes one option.
+	f.visit("/actions/select.html")
+	f.fail("select_option", fmt.Sprintf(`{"target_id": %d, "options": ["Red", "Blue"]}`, f.id("combobox", "Colour")), "allows one choice")
+	f.fail("select_option", fmt.Sprintf(`{"target_id": %d}`, f.id("combobox", "Colour")), "needs option")
+}
+
+// shotPoint is the point of the latest screenshot, in its pixels, at
+// fraction fx, fy of the box of the element a selector finds.
+func (f *fixture) shotPoint(sel string, fx, fy float64) (float64, float64) {
+	f.t.Helper()
+	v := f.js(fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return [r.left + %g * r.width, r.top + %g * r.height]; })()`, sel, fx, fy))
+	xy, ok := v.([]any)
+	if !ok || len(xy) != 2 {
+		f.t.Fatalf("box of %s: %v", sel, v)
+	}
+	num := func(a any) float64 {
+		switch n := a.(type) {
+		case int:
+			return float64(n)
+		case float64:
+			return n
+		}
+		f.t.Fatalf("not a number: %v", a)
+		return 0
+	}
+	o := f.s.last
+	scale := 1.0
+	if o.ImageWidth > 0 {
+		scale = float64(o.ImageWidth) / float64(o.Viewport.Width)
+	}
+	return math.Round(num(xy[0]) * scale), math.Round(num(xy[1]) * scale)
+}
+
+// TestPointerActions drags a slider drawn in divs to a value, reorders a
+// sortable list by drag, and clicks a canvas by click_at, all on points
+// of the screenshot (issue 29, point 8).
+func TestPointerActions(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/pointer.html")
+	// The slider: from its thumb to three quarters of its track.
+	fx, fy := f.shotPoint("#thumb", 0.5, 0.5)
+	tx, ty := f.shotPoint("#track", 0.75, 0.5)
+	res := f.ok("drag", fmt.Sprintf(`{"from": {"x": %g, "y": %g}, "to": {"x": %g, "y": %g}}`, fx, fy, tx, ty))
+	if got := f.js(`+document.getElementById('volume').textContent`); got != 75 && got != 74 && got != 76 {
+		t.Errorf("after dragging the slider to 3/4 of its track the volume is %v; want 75\n%s", got, res.Text)
+	}
+	// The sortable list: Alpha dropped on Charlie goes after it.
+	fx, fy = f.shotPoint("#list li:nth-child(1)", 0.5, 0.5)
+	tx, ty = f.shotPoint("#list li:nth-child(3)", 0.5, 0.5)
+	f.ok("drag", fmt.Sprintf(`{"from": {"x": %g, "y": %g}, "to": {"x": %g, "y": %g}}`, fx, fy, tx, ty))
+	if got := f.js(`document.getElementById('order').textContent`); got != "Bravo,Charlie,Alpha" {
+		t.Errorf("after dragging Alpha onto Charlie the order is %v; want Bravo,Charlie,Alpha", got)
+	}
+	// The canvas: a click at its (100, 40) reaches the page there.
+	cx, cy := f.shotPoint("#canvas", 100.0/302, 40.0/122)
+	res = f.ok("click_at", fmt.Sprintf(`{"x": %g, "y": %g}`, cx, cy))
+	got, _ := f.js(`document.getElementById('canvaslog').textContent`).(string)
+	var x, y int
+	if _, err := fmt.Sscanf(got, "clicked at %d,%d", &x, &y); err != nil || x < 97 || x > 103 || y < 37 || y > 43 {
+		t.Errorf("after click_at on the canvas it says %q; want clicked at about 100,40", got)
+	}
+	if !strings.Contains(res.Text, "canvas") {
+		t.Errorf("the summary does not say what was clicked:\n%s", res.Text)
+	}
+	// Outside the screenshot: refused.
+	f.fail("click_at", `{"x": 100000, "y": 5}`, "outside the screenshot")
+	// A drag end needs an id or a point.
+	f.fail("drag", `{"from": {"target_id": 1, "x": 3, "y": 4}, "to": {"x": 5, "y": 5}}`, "not both")
+}
+
+// TestPointerActionsAreGated: click_at on a button is judged by the action
+// rules for click too, and drag by its own, like any action.
+func TestPointerActionsAreGated(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	var rules []policy.HostRule
+	for _, u := range []string{sites.A, sites.B} {
+		r, err := policy.ParseHostRule(strings.TrimPrefix(u, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, r)
+	}
+	pol, err := policy.New(policy.Config{Allow: rules, Actions: []policy.ActionRule{
+		{Rule: "no-delete", Tools: []string{"click"}, Role: "button", Name: "^Delete", Verdict: policy.Deny},
+		{Rule: "no-drag", Tools: []string{"drag"}, Name: "^Delete", Verdict: policy.Deny},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Policy: pol}
+	cfg.Session = browsertest.Session(t, sandbox.SessionConfig{Policy: pol})
+	s := newSurfer(t, cfg)
+	f := &fixture{t: t, sites: sites, s: s, reg: s.Tools()}
+	f.visit("/actions/pointer.html")
+	bx, by := f.shotPoint("button", 0.5, 0.5)
+	f.js(`void (document.querySelector('button').onclick = () => { document.title = 'deleted'; })`)
+	f.fail("click_at", fmt.Sprintf(`{"x": %g, "y": %g}`, bx, by), "no-delete")
+	if got := f.js(`document.title`); got != "Pointer page" {
+		t.Errorf("a denied click_at reached the button: title %v", got)
+	}
+	f.fail("drag", fmt.Sprintf(`{"from": {"x": 1, "y": 1}, "to": {"x": %g, "y": %g}}`, bx, by), "no-drag")
+	if got := f.js(`document.title`); got != "Pointer page" {
+		t.Errorf("a denied drag reached the button: title %v", got)
+	}
+	// Elsewhere on the page click_at is allowed.
+	cx, cy := f.shotPoint("#canvas", 0.5, 0.5)
+	f.ok("click_at", fmt.Sprintf(`{"x": %g, "y": %g}`, cx, cy))
 }

@@ -48,12 +48,15 @@ type Observation struct {
 	// unchanged.go).
 	Again bool `json:"again,omitempty"`
 
-	text  string
-	refs  map[int]*elementRef
-	texts []som.Rect // the text boxes the labels avoided
-	nav   int        // the tab's navigation count when observed
-	tab   *tab
-	taken time.Time
+	text string
+	refs map[int]*elementRef
+	// frames are the page's perceived frames, the page's first: what
+	// click_at and drag hit-test a point in.
+	frames []*frameSnap
+	texts  []som.Rect // the text boxes the labels avoided
+	nav    int        // the tab's navigation count when observed
+	tab    *tab
+	taken  time.Time
 
 	// marked is how many on-screen elements the text lists, ids 1 to
 	// marked: the set-of-mark image draws those only.

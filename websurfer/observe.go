@@ -388,6 +388,7 @@ func (s *Surfer) render(obs *Observation, t *tab, p *perception.Page) perception
 	obs.text, obs.VisibleText, obs.Tokens = r.Text, r.VisibleText, r.Tokens
 	obs.Elements, obs.Unlisted, obs.Focused, obs.Notes, obs.marked = r.Elements, r.Unlisted, r.Focused, r.Notes, r.Marked
 	obs.refs = make(map[int]*elementRef, len(obs.Elements))
+	obs.frames = p.Frames
 	for i := range obs.Elements {
 		e := &obs.Elements[i]
 		c := r.Candidates[e.ID]

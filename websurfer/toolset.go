@@ -63,11 +63,39 @@ func (s *Surfer) Tools() *tools.Registry {
 				return s.InputText(ctx, in.InputFieldID, in.TextValue, in.PressEnter, in.DeleteExistingText)
 			})(ctx)
 		}),
+		tools.ClickAt.Bind(func(ctx context.Context, in tools.ClickAtArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) { return s.ClickAt(ctx, in.X, in.Y) })(ctx)
+		}),
+		tools.Drag.Bind(func(ctx context.Context, in tools.DragArgs) (*tools.Result, error) {
+			return act(func(ctx context.Context) (*ActionResult, error) {
+				from, err := pointOf("from", in.From)
+				if err != nil {
+					return nil, err
+				}
+				to, err := pointOf("to", in.To)
+				if err != nil {
+					return nil, err
+				}
+				return s.Drag(ctx, from, to)
+			})(ctx)
+		}),
 		tools.Hover.Bind(func(ctx context.Context, in tools.TargetArgs) (*tools.Result, error) {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.Hover(ctx, in.TargetID) })(ctx)
 		}),
 		tools.SelectOption.Bind(func(ctx context.Context, in tools.SelectOptionArgs) (*tools.Result, error) {
-			return act(func(ctx context.Context) (*ActionResult, error) { return s.SelectOption(ctx, in.TargetID, in.Option) })(ctx)
+			return act(func(ctx context.Context) (*ActionResult, error) {
+				if in.Options == nil {
+					if in.Option == "" {
+						return nil, toolErr("select_option needs option (or, for a list that allows several choices, options)")
+					}
+					return s.SelectOption(ctx, in.TargetID, in.Option)
+				}
+				named := in.Options
+				if in.Option != "" {
+					named = append([]string{in.Option}, named...)
+				}
+				return s.SelectOptions(ctx, in.TargetID, named)
+			})(ctx)
 		}),
 		tools.Keypress.Bind(func(ctx context.Context, in tools.KeypressArgs) (*tools.Result, error) {
 			return act(func(ctx context.Context) (*ActionResult, error) { return s.Keypress(ctx, in.Keys) })(ctx)
@@ -193,6 +221,9 @@ func (s *Surfer) Offered() []string {
 		case "textbox", "searchbox", "combobox", "spinbutton":
 			input = true
 		}
+		if e.Tag == "input" && setValueTypes[e.InputType] {
+			input = true // a date, a time, a slider: input_text sets them
+		}
 		if e.Tag == "select" || e.Role == "combobox" || e.Role == "listbox" || e.Role == "option" {
 			sel = true
 		}
@@ -208,6 +239,9 @@ func (s *Surfer) Offered() []string {
 	}
 	if click {
 		names = append(names, "click", "hover")
+	}
+	if len(o.frames) > 0 {
+		names = append(names, "click_at", "drag")
 	}
 	if input {
 		names = append(names, "input_text")
@@ -282,4 +316,17 @@ func (s *Surfer) unavailable(tool string) string {
 		}
 	}
 	return ""
+}
+
+// pointOf is one end of drag as the model gave it: an id, or x and y.
+func pointOf(end string, p tools.PointArgs) (Point, error) {
+	switch {
+	case p.TargetID != 0 && (p.X != nil || p.Y != nil):
+		return Point{}, toolErr("drag's %s takes target_id or x and y, not both", end)
+	case p.TargetID != 0:
+		return Point{ID: p.TargetID}, nil
+	case p.X != nil && p.Y != nil:
+		return Point{X: *p.X, Y: *p.Y}, nil
+	}
+	return Point{}, toolErr("drag's %s needs target_id, or x and y", end)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -367,6 +368,35 @@ func elementID(s string) (int, string) {
 	return n, ""
 }
 
+// pixel reads a coordinate of the screenshot.
+func pixel(s string) (float64, string) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Sprintf("%q is not a coordinate (pixels of the screenshot, such as 412)", s)
+	}
+	return f, ""
+}
+
+// dragEnd reads an end of drag: an element id, or x,y.
+func dragEnd(s string) (map[string]any, string) {
+	if xs, ys, ok := strings.Cut(s, ","); ok {
+		x, msg := pixel(xs)
+		if msg != "" {
+			return nil, msg
+		}
+		y, msg := pixel(ys)
+		if msg != "" {
+			return nil, msg
+		}
+		return map[string]any{"x": x, "y": y}, ""
+	}
+	id, msg := elementID(s)
+	if msg != "" {
+		return nil, fmt.Sprintf("%q is neither an element id (12) nor a point x,y (412,230)", s)
+	}
+	return map[string]any{"target_id": id}, ""
+}
+
 // simple is a command taking exactly the positional arguments named in
 // want, turned into a request by mk.
 func simple(want int, what string, mk func(args []string) (daemon.Request, string)) func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
@@ -410,6 +440,53 @@ opened with 'surf open', and prints what happened and the new observation.
 Example:
   surf click 12`,
 		flags: targetTool("click"),
+	},
+	{
+		name:    "click-at",
+		summary: "session: click a point of the screenshot (a canvas, a map)",
+		usage: `Usage: surf click-at X Y [--session NAME]
+
+Clicks the point X pixels from the left and Y pixels from the top of the
+latest observation's screenshot, for what has no element id: a canvas, a
+map, a chart. The element at the point is checked against the policy like
+a click.
+
+Example:
+  surf click-at 412 230`,
+		flags: simple(2, "it takes the point's x and y in the screenshot's pixels, such as 412 230", func(args []string) (daemon.Request, string) {
+			x, msg := pixel(args[0])
+			if msg != "" {
+				return daemon.Request{}, msg
+			}
+			y, msg := pixel(args[1])
+			if msg != "" {
+				return daemon.Request{}, msg
+			}
+			return request("click_at", map[string]any{"x": x, "y": y}), ""
+		}),
+	},
+	{
+		name:    "drag",
+		summary: "session: drag from an element or point to another (a slider, a sortable list)",
+		usage: `Usage: surf drag FROM TO [--session NAME]
+
+Presses the mouse at FROM, moves it to TO and releases it there. Each is an
+element id of the latest observation (12) or a point of its screenshot in
+pixels (412,230).
+
+Example:
+  surf drag 7 300,410`,
+		flags: simple(2, "it takes two ends, each an element id (12) or a point x,y (412,230)", func(args []string) (daemon.Request, string) {
+			from, msg := dragEnd(args[0])
+			if msg != "" {
+				return daemon.Request{}, msg
+			}
+			to, msg := dragEnd(args[1])
+			if msg != "" {
+				return daemon.Request{}, msg
+			}
+			return request("drag", map[string]any{"from": from, "to": to}), ""
+		}),
 	},
 	{
 		name:    "type",

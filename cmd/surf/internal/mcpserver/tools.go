@@ -45,7 +45,7 @@ func definitions() *tools.Registry {
 		def(tools.VisitURL), def(tools.WebSearch), def(tools.HistoryBack), def(tools.HistoryForward), def(tools.RefreshPage),
 		def(tools.PageUp), def(tools.PageDown), def(tools.ScrollElementUp), def(tools.ScrollElementDown),
 		def(tools.PageLeft), def(tools.PageRight), def(tools.ScrollElementLeft), def(tools.ScrollElementRight),
-		def(tools.Click), def(tools.InputText), def(tools.Hover), def(tools.SelectOption), def(tools.Keypress), def(tools.UploadFile),
+		def(tools.Click), def(tools.ClickAt), def(tools.Drag), def(tools.InputText), def(tools.Hover), def(tools.SelectOption), def(tools.Keypress), def(tools.UploadFile),
 		def(tools.CreateTab), def(tools.SwitchTab), def(tools.CloseTab),
 		def(tools.Sleep), def(tools.ReadPage), def(tools.SummarizePage), def(tools.AnswerQuestion),
 		def(tools.AnswerDialog), def(tools.StopAction),
