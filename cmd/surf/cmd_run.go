@@ -39,7 +39,11 @@ Flags:
   --max-steps N       stop after N steps (default 25)
   --max-tokens N      stop after N model tokens (default 500000)
   --max-time D        stop after D, e.g. 5m (default 15m)
-  --journal FILE      where the journal goes (default surf-run/journal.jsonl)
+  --journal FILE      where the journal goes (default surf-run/journal.jsonl);
+                      surf refuses a FILE where an earlier run's journal or
+                      its images are, rather than lose or mix them
+  --overwrite         replace the earlier run at --journal (the journal and
+                      its images) instead of refusing
   --report FILE       also write the run as a self-contained HTML report
   --approve MODE      prompt, deny or allow actions the policy marks "ask"
                       (default: prompt on a terminal, deny otherwise); an
@@ -71,6 +75,7 @@ Examples:
 		maxTokens := fs.Int("max-tokens", 0, "")
 		maxTime := fs.Duration("max-time", 0, "")
 		journalPath := fs.String("journal", "surf-run/journal.jsonl", "")
+		overwrite := fs.Bool("overwrite", false, "")
 		reportPath := fs.String("report", "", "")
 		approve := fs.String("approve", "", "")
 		approvalTTL := fs.Duration("approval-ttl", 0, "")
@@ -92,6 +97,12 @@ Examples:
 		}
 		if *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0 || *approvalTTL < 0 {
 			return usagef(c, "limits cannot be negative")
+		}
+		if !*overwrite {
+			// Before anything starts: the run would have nowhere to go.
+			if err := journalAvailable(*journalPath); err != nil {
+				return err
+			}
 		}
 		var approver policy.Approver
 		if mode, _ := approveMode(cli, *approve); !withUI || *approve != "" || mode == "prompt" {
@@ -141,9 +152,14 @@ Examples:
 				}
 			}
 		}
+		if *overwrite {
+			if err := journal.Remove(*journalPath); err != nil {
+				return err
+			}
+		}
 		j, err := journal.Open(*journalPath, b.pol.Redact)
 		if err != nil {
-			return err
+			return journalExistsHint(err)
 		}
 		opts := websurfer.RunOptions{
 			StartURL: *startURL, MaxSteps: *maxSteps, MaxTokens: *maxTokens, MaxTime: *maxTime,
@@ -374,4 +390,20 @@ func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Conte
 // writeReport renders a journal as HTML; see cmd_report.go.
 var writeReport = func(journal, out string) error {
 	return fmt.Errorf("reports are not available in this build (%s)", filepath.Base(out))
+}
+
+// journalAvailable checks that a run's journal can go to path, with a hint
+// when an earlier run is there.
+func journalAvailable(path string) error {
+	return journalExistsHint(journal.Available(path))
+}
+
+// journalExistsHint adds the way out to an error saying an earlier run's journal
+// is in the way.
+func journalExistsHint(err error) error {
+	if errors.Is(err, journal.ErrExists) {
+		return withHint(err,
+			"pass --journal with a new file to keep it, or --overwrite to replace it (the journal and its images)")
+	}
+	return err
 }
