@@ -9,7 +9,7 @@ import (
 // package, no application and no test helper.
 var lowLevel = []string{
 	"internal/bounded", "internal/cdpmux", "internal/jpegpatch", "internal/tokens",
-	"internal/llm", "internal/textcut", "internal/proc", "internal/admit",
+	"internal/llm", "internal/textcut", "internal/proc", "internal/admit", "internal/termsafe",
 }
 
 var playwright = []string{module + "/third_party/playwright-go", "github.com/playwright-community/playwright-go"}

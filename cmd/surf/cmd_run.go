@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
@@ -189,7 +190,7 @@ Examples:
 			}
 			if st != nil {
 				if !*asJSON {
-					printStep(cli.Stdout, st)
+					printStep(termsafe.Writer(cli.Stdout), st)
 				}
 				if st.Done {
 					end = st
@@ -228,7 +229,7 @@ Examples:
 		} else {
 			fmt.Fprintf(cli.Stdout, "\nended: %s after %d steps, %d tokens, %s\n", end.EndReason, end.N, end.Total.Total, time.Since(start).Round(100*time.Millisecond))
 			if end.Answer != "" {
-				fmt.Fprintf(cli.Stdout, "answer: %s\n", end.Answer)
+				fmt.Fprintf(termsafe.Writer(cli.Stdout), "answer: %s\n", end.Answer)
 			}
 			fmt.Fprintf(cli.Stdout, "journal: %s\n", *journalPath)
 			if reported != "" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -236,7 +237,7 @@ func printText(cli *CLI, s string) {
 	if s == "" {
 		return
 	}
-	fmt.Fprint(cli.Stdout, s)
+	fmt.Fprint(termsafe.Writer(cli.Stdout), s)
 	if !strings.HasSuffix(s, "\n") {
 		fmt.Fprintln(cli.Stdout)
 	}
