@@ -9,7 +9,7 @@ import (
 // package, no application and no test helper.
 var lowLevel = []string{
 	"internal/bounded", "internal/cdpmux", "internal/jpegpatch", "internal/tokens",
-	"internal/llm", "internal/textcut", "internal/proc", "internal/admit",
+	"internal/llm", "internal/textcut", "internal/proc", "internal/admit", "internal/termsafe",
 }
 
 var playwright = []string{module + "/third_party/playwright-go", "github.com/playwright-community/playwright-go"}
@@ -18,11 +18,11 @@ var playwright = []string{module + "/third_party/playwright-go", "github.com/pla
 // or not, test files left out; ok is false when the package does not exist.
 func deps(t *testing.T, root, pkg string) (deps []string, ok bool) {
 	t.Helper()
-	listed := strings.TrimSpace(goCmd(t, root, offline, "list", "-e", "-f", "{{if not .Error}}{{.ImportPath}}{{end}}", "./"+pkg))
+	listed := strings.TrimSpace(goCmd(t, root, goEnv, "list", "-e", "-f", "{{if not .Error}}{{.ImportPath}}{{end}}", "./"+pkg))
 	if listed == "" {
 		return nil, false
 	}
-	return strings.Fields(goCmd(t, root, offline, "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg)), true
+	return strings.Fields(goCmd(t, root, goEnv, "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg)), true
 }
 
 // under reports whether path is pkg or a package below it.

@@ -44,10 +44,13 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// offline is the environment of a go command that may use only what is
-// already in the module cache: no proxy, no checksum database, no
-// toolchain download, no workspace.
-var offline = []string{"GOPROXY=off", "GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod"}
+// goEnv is the environment of the go commands the tests run: no
+// toolchain download and no workspace, but the module proxy as configured
+// (go env GOPROXY). A warm module cache answers without the network; an
+// empty one, as on a fresh machine or in CI (.ci/run), is filled from the
+// proxy. A test must never assume that the cache holds what it needs:
+// GOPROXY=off fails on a fresh machine with "module lookup disabled".
+var goEnv = []string{"GOWORK=off", "GOTOOLCHAIN=local"}
 
 // goAPIGuide is the guide that holds the Go API program.
 const goAPIGuide = "docs/go-api.md"
@@ -74,7 +77,7 @@ func goAPISnippet(t *testing.T, root string) string {
 // requiredVersion is the version of mod that surf's go.mod requires.
 func requiredVersion(t *testing.T, root, mod string) string {
 	t.Helper()
-	v := strings.TrimSpace(goCmd(t, root, offline, "list", "-m", "-f", "{{.Version}}", mod))
+	v := strings.TrimSpace(goCmd(t, root, goEnv, "list", "-m", "-f", "{{.Version}}", mod))
 	if v == "" {
 		t.Fatalf("surf does not require %s", mod)
 	}
@@ -85,7 +88,7 @@ func requiredVersion(t *testing.T, root, mod string) string {
 func goDirective(t *testing.T, root string) string {
 	t.Helper()
 	var m struct{ Go string }
-	if err := json.Unmarshal([]byte(goCmd(t, root, offline, "mod", "edit", "-json")), &m); err != nil {
+	if err := json.Unmarshal([]byte(goCmd(t, root, goEnv, "mod", "edit", "-json")), &m); err != nil {
 		t.Fatal(err)
 	}
 	return m.Go
@@ -95,8 +98,8 @@ func goDirective(t *testing.T, root string) string {
 // a module of its own that requires surf through a replace of surf alone
 // (no replace of Playwright), as an embedder would, and checks that the
 // binary holds surf's patched Playwright (third_party/playwright-go, with
-// the popup race fixed) and not upstream playwright-go. It needs only the
-// module cache: it runs offline.
+// the popup race fixed) and not upstream playwright-go. Modules missing
+// from the module cache come from the configured proxy.
 func TestEmbedderGetsPatchedPlaywright(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a separate module (slow)")
@@ -117,9 +120,11 @@ func TestEmbedderGetsPatchedPlaywright(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(dir, "consumer")
-	goCmd(t, dir, offline, "build", "-o", bin, ".")
+	// -mod=mod: the consumer's go.mod names only its direct requirements,
+	// as an embedder's first go.mod would; the go command completes it.
+	goCmd(t, dir, goEnv, "build", "-mod=mod", "-o", bin, ".")
 
-	info := goCmd(t, dir, offline, "version", "-m", bin)
+	info := goCmd(t, dir, goEnv, "version", "-m", bin)
 	if !regexp.MustCompile(`(?m)^\s*dep\s+`+regexp.QuoteMeta(module)+`\s+v0\.0\.0\s*$`).MatchString(info) ||
 		!regexp.MustCompile(`(?m)^\s*=>\s+`+regexp.QuoteMeta(root)+`\s`).MatchString(info) {
 		t.Errorf("the consumer was not built against this surf:\n%s", info)
@@ -147,8 +152,8 @@ func TestEmbedderGetsPatchedPlaywright(t *testing.T) {
 // TestGoInstallFromModulePath publishes surf's module, as it is in this
 // tree, at a test version on a local file:// module proxy and runs `go
 // install github.com/surfkit/surf/cmd/surf@VERSION` against it (the other
-// modules come from the module cache's download directory), then runs the
-// installed binary. It runs offline.
+// modules come from the module cache's download directory, else from the
+// configured proxy), then runs the installed binary.
 func TestGoInstallFromModulePath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs surf from a module proxy (slow)")
@@ -174,9 +179,14 @@ func TestGoInstallFromModulePath(t *testing.T) {
 	writeModuleZip(t, root, version, filepath.Join(vdir, version+".zip"))
 
 	modcache := strings.TrimSpace(goCmd(t, root, nil, "env", "GOMODCACHE"))
+	upstream := strings.TrimSpace(goCmd(t, root, nil, "env", "GOPROXY"))
 	gobin := filepath.Join(tmp, "bin")
 	env := []string{
-		"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(modcache, "cache", "download")),
+		// The test version of surf exists only on the local proxy; a module
+		// the cache's download directory lacks (a fresh machine) comes from
+		// the configured proxy: a file:// proxy's "not found" falls through
+		// to the next in the list.
+		"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(modcache, "cache", "download")) + "," + upstream,
 		// -trimpath keeps the build cache independent of where the module
 		// cache is, so only the first run compiles the dependencies again.
 		"GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-modcacherw -trimpath",

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 )
 
 // Writer writes a run's entries as JSON lines, each written straight to
-// the file as it happens, so a killed run keeps every finished line.
+// the file as it happens, so a killed run keeps every finished line; Sync
+// (at each step's end) and Close flush them to stable storage, so a
+// machine that crashes or loses power keeps every finished step.
 // Set-of-mark images are saved beside it. Every string goes through the
 // redact function first, so secret values never reach the file. A nil
 // *Writer writes nothing. It is safe for concurrent use.
@@ -26,23 +29,71 @@ type Writer struct {
 	err  error
 }
 
-// Open creates (or truncates) a journal at path, with an images
-// directory beside it ("run.jsonl" keeps its images in "run-images").
-// redact may be nil.
+// ErrExists is returned (wrapped) by Open and Available when a journal,
+// or the images directory of one, is already at the path: an earlier run
+// that Open will not destroy or mix with a new one.
+var ErrExists = errors.New("an earlier run's journal is there")
+
+// Open creates a journal at path, with an images directory beside it
+// ("run.jsonl" keeps its images in "run-images"). It refuses, with an
+// error wrapping ErrExists, when the file or the images directory exists
+// already: one run per journal, never truncated, never mixed with another
+// run's images. To replace an earlier run, Remove it first. redact may be
+// nil.
 func Open(path string, redact func(string) string) (*Writer, error) {
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
+	if err := Available(path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the journal's directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	// O_EXCL: a run that started meanwhile at the same path keeps its journal.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrExists)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the journal: %w", err)
 	}
-	base := filepath.Base(path)
-	images := filepath.Join(filepath.Dir(path), trimExt(base)+"-images")
-	return &Writer{f: f, path: path, images: images, redact: redact, now: time.Now}, nil
+	return &Writer{f: f, path: path, images: imagesDir(path), redact: redact, now: time.Now}, nil
+}
+
+// Available reports whether Open can create a journal at path: an error
+// wrapping ErrExists if a journal or its images directory is there, nil
+// if neither is. A caller checks it before work that should not start if
+// the journal cannot be written (launching a browser, say).
+func Available(path string) error {
+	for _, p := range []string{path, imagesDir(path)} {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("%s: %w", p, ErrExists)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("checking the journal's path: %w", err)
+		}
+	}
+	return nil
+}
+
+// Remove removes the journal at path and its images directory, for a new
+// run to replace it. Neither being there is not an error.
+func Remove(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory, not a journal", path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the journal: %w", err)
+	}
+	if err := os.RemoveAll(imagesDir(path)); err != nil {
+		return fmt.Errorf("removing the journal's images: %w", err)
+	}
+	return nil
+}
+
+// imagesDir is where the journal at path keeps its images.
+func imagesDir(path string) string {
+	return filepath.Join(filepath.Dir(path), trimExt(filepath.Base(path))+"-images")
 }
 
 func trimExt(s string) string { return s[:len(s)-len(filepath.Ext(s))] }
@@ -143,14 +194,36 @@ func (j *Writer) SaveImage(step int, seq int, data []byte, mime string) (string,
 	return filepath.Join(filepath.Base(j.images), name), nil
 }
 
-// Close closes the file and reports the first write error, if any.
+// Sync flushes the entries written so far to stable storage (fsync). The
+// agent loop calls it at the end of each step. A failure is remembered
+// like a failed write and returned by Close.
+func (j *Writer) Sync() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.f.Sync(); err != nil {
+		if j.err == nil {
+			j.err = err
+		}
+		return err
+	}
+	return nil
+}
+
+// Close flushes the journal to stable storage, closes the file and reports
+// the first write error, if any.
 func (j *Writer) Close() error {
 	if j == nil {
 		return nil
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	err := j.f.Close()
+	err := j.f.Sync()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
 	if j.err != nil {
 		return j.err
 	}

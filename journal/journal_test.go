@@ -288,3 +288,102 @@ func TestAddRedactor(t *testing.T) {
 		t.Errorf("after AddRedactor: %q %s", es[1].URL, es[1].Args)
 	}
 }
+
+// TestOpenRefusesAnEarlierRun opens a journal where an earlier run's
+// journal, or only its images, are: Open refuses with ErrExists and
+// changes nothing; after Remove the path is free and nothing of the
+// earlier run is left to mix with the new one.
+func TestOpenRefusesAnEarlierRun(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.jsonl")
+	w, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(Entry{Event: KindRunStarted, Task: "the first run"})
+	img, err := w.SaveImage(1, 1, []byte("jpeg"), "image/jpeg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+
+	if err := Available(path); !errors.Is(err, ErrExists) {
+		t.Errorf("Available on an earlier run: %v, want ErrExists", err)
+	}
+	if w, err := Open(path, nil); !errors.Is(err, ErrExists) {
+		w.Close()
+		t.Fatalf("Open on an earlier run: %v, want ErrExists", err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) || len(before) == 0 {
+		t.Errorf("the refused Open changed the earlier journal: %q, was %q", after, before)
+	}
+	if _, err := os.Stat(filepath.Join(dir, img)); err != nil {
+		t.Errorf("the refused Open lost the earlier run's image: %v", err)
+	}
+
+	// The images alone (the journal removed by hand) still belong to a run.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := Open(path, nil); !errors.Is(err, ErrExists) {
+		w.Close()
+		t.Fatalf("Open beside an earlier run's images: %v, want ErrExists", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the refused Open created %s", path)
+	}
+
+	if err := Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := Available(path); err != nil {
+		t.Fatalf("after Remove: %v", err)
+	}
+	w, err = Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, img)); !os.IsNotExist(err) {
+		t.Errorf("the earlier run's image is beside the new journal (%v)", err)
+	}
+	if err := Remove(dir); err == nil {
+		t.Error("Remove of a directory: no error")
+	}
+}
+
+// BenchmarkStep times what the journal costs per step of a run: a step's
+// entries (observed, reasoned, gated, acted), with and without the fsync
+// at the step's end.
+func BenchmarkStep(b *testing.B) {
+	step := sample()[1:5]
+	for _, sync := range []bool{false, true} {
+		name := "nosync"
+		if sync {
+			name = "sync"
+		}
+		b.Run(name, func(b *testing.B) {
+			w, err := Open(filepath.Join(b.TempDir(), "run.jsonl"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			for b.Loop() {
+				for _, e := range step {
+					w.Write(e)
+				}
+				if sync {
+					w.Sync()
+				}
+			}
+		})
+	}
+}

@@ -289,11 +289,14 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 			e.Error = err.Error()
 		}
 		r.j.Write(e)
+		r.j.Sync()
 		yield(st, err)
 	}
 	// limit ends the run after step st if a limit is reached; it
-	// reports whether it did.
+	// reports whether it did. Every step that goes on ends here: its
+	// journal lines go to stable storage first.
 	limit := func(st *Step) bool {
+		r.j.Sync()
 		switch {
 		case st.N >= r.o.MaxSteps:
 			end(st, journal.EndMaxSteps, "", nil)

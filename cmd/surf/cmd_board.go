@@ -23,6 +23,7 @@ import (
 
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 )
@@ -658,7 +659,7 @@ func showRecord(out io.Writer, r board.Record, now time.Time) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	line := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(w, "%s\t%s\n", k, v)
+			fmt.Fprintf(w, "%s\t%s\n", k, termsafe.Lines(v))
 		}
 	}
 	when := func(t time.Time) string {
@@ -819,7 +820,7 @@ func boardWait(ctx context.Context, cli *CLI, c *command, args []string) error {
 		}
 	} else {
 		for _, r := range recs {
-			fmt.Fprintf(cli.Stdout, "%s\t%s\t%s\n", r.Task.ID, r.State, textcut.OneLine(outcome(r), 300))
+			fmt.Fprintf(cli.Stdout, "%s\t%s\t%s\n", termsafe.String(r.Task.ID), r.State, termsafe.String(textcut.OneLine(outcome(r), 300)))
 		}
 	}
 	var bad []string
@@ -1042,7 +1043,7 @@ func boardWatch(ctx context.Context, cli *CLI, c *command, args []string) error 
 			case tty:
 				draw()
 			default:
-				fmt.Fprintln(cli.Stdout, changeLine(r, time.Now()))
+				fmt.Fprintln(cli.Stdout, termsafe.String(changeLine(r, time.Now())))
 			}
 		}
 	}

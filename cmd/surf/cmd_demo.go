@@ -27,7 +27,8 @@ Serves the bundled library website on loopback and takes a scripted tour of
 it with surf's real tools in a sandboxed browser: search, open a result,
 choose in a select, follow a link that opens a new tab, go back, download a
 file, read the page. Each step prints the observation the model would get.
-The set-of-mark images and a journal go to DIR (default ./surf-demo).
+The set-of-mark images and a journal go to DIR (default ./surf-demo); an
+earlier demo's journal and images there are replaced, not mixed with.
 
 The policy allows only the demo site's own loopback origin; --allow/--deny
 narrow it further.
@@ -62,7 +63,11 @@ Example:
 			return err
 		}
 		defer b.Close()
-		j, err := journal.Open(filepath.Join(*out, "journal.jsonl"), b.pol.Redact)
+		jpath := filepath.Join(*out, "journal.jsonl")
+		if err := journal.Remove(jpath); err != nil {
+			return err
+		}
+		j, err := journal.Open(jpath, b.pol.Redact)
 		if err != nil {
 			return err
 		}

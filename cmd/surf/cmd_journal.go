@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 )
@@ -38,9 +39,9 @@ Example:
 		if err != nil && len(entries) == 0 {
 			return withHint(err, "the journal is the file given to 'surf run --journal' (default surf-run/journal.jsonl)")
 		}
-		showJournal(cli.Stdout, entries)
+		showJournal(termsafe.Writer(cli.Stdout), entries)
 		if err != nil {
-			fmt.Fprintf(cli.Stdout, "\n(the journal ends in a partial line: %v)\n", err)
+			fmt.Fprintf(cli.Stdout, "\n(the journal ends in a partial line: %s)\n", termsafe.String(err.Error()))
 		}
 		return nil
 	}
@@ -56,7 +57,7 @@ func showJournal(w io.Writer, entries []journal.Entry) {
 		at := e.Time.Sub(start).Round(time.Millisecond)
 		switch e.Event {
 		case journal.KindRunStarted:
-			fmt.Fprintf(w, "task: %s\n", e.Task)
+			fmt.Fprintf(w, "task: %s\n", termsafe.String(e.Task))
 			if len(e.Config) > 0 {
 				var cfg map[string]any
 				if json.Unmarshal(e.Config, &cfg) == nil {
@@ -70,7 +71,7 @@ func showJournal(w io.Writer, entries []journal.Entry) {
 				}
 			}
 		case journal.KindObserved:
-			fmt.Fprintf(w, "\n── step %d  (+%s)\n   page   %s  %q  (%d elements, %d tokens)\n", e.Step, at, e.URL, e.Title, e.Elements, e.Tokens)
+			fmt.Fprintf(w, "\n── step %d  (+%s)\n   page   %s  %q  (%d elements, %d tokens)\n", e.Step, at, termsafe.String(e.URL), e.Title, e.Elements, e.Tokens)
 			if e.Image != "" {
 				fmt.Fprintf(w, "   image  %s\n", e.Image)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
@@ -39,7 +40,11 @@ Flags:
   --max-steps N       stop after N steps (default 25)
   --max-tokens N      stop after N model tokens (default 500000)
   --max-time D        stop after D, e.g. 5m (default 15m)
-  --journal FILE      where the journal goes (default surf-run/journal.jsonl)
+  --journal FILE      where the journal goes (default surf-run/journal.jsonl);
+                      surf refuses a FILE where an earlier run's journal or
+                      its images are, rather than lose or mix them
+  --overwrite         replace the earlier run at --journal (the journal and
+                      its images) instead of refusing
   --report FILE       also write the run as a self-contained HTML report
   --approve MODE      prompt, deny or allow actions the policy marks "ask"
                       (default: prompt on a terminal, deny otherwise); an
@@ -71,6 +76,7 @@ Examples:
 		maxTokens := fs.Int("max-tokens", 0, "")
 		maxTime := fs.Duration("max-time", 0, "")
 		journalPath := fs.String("journal", "surf-run/journal.jsonl", "")
+		overwrite := fs.Bool("overwrite", false, "")
 		reportPath := fs.String("report", "", "")
 		approve := fs.String("approve", "", "")
 		approvalTTL := fs.Duration("approval-ttl", 0, "")
@@ -92,6 +98,12 @@ Examples:
 		}
 		if *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0 || *approvalTTL < 0 {
 			return usagef(c, "limits cannot be negative")
+		}
+		if !*overwrite {
+			// Before anything starts: the run would have nowhere to go.
+			if err := journalAvailable(*journalPath); err != nil {
+				return err
+			}
 		}
 		var approver policy.Approver
 		if mode, _ := approveMode(cli, *approve); !withUI || *approve != "" || mode == "prompt" {
@@ -141,9 +153,14 @@ Examples:
 				}
 			}
 		}
+		if *overwrite {
+			if err := journal.Remove(*journalPath); err != nil {
+				return err
+			}
+		}
 		j, err := journal.Open(*journalPath, b.pol.Redact)
 		if err != nil {
-			return err
+			return journalExistsHint(err)
 		}
 		opts := websurfer.RunOptions{
 			StartURL: *startURL, MaxSteps: *maxSteps, MaxTokens: *maxTokens, MaxTime: *maxTime,
@@ -173,7 +190,7 @@ Examples:
 			}
 			if st != nil {
 				if !*asJSON {
-					printStep(cli.Stdout, st)
+					printStep(termsafe.Writer(cli.Stdout), st)
 				}
 				if st.Done {
 					end = st
@@ -212,7 +229,7 @@ Examples:
 		} else {
 			fmt.Fprintf(cli.Stdout, "\nended: %s after %d steps, %d tokens, %s\n", end.EndReason, end.N, end.Total.Total, time.Since(start).Round(100*time.Millisecond))
 			if end.Answer != "" {
-				fmt.Fprintf(cli.Stdout, "answer: %s\n", end.Answer)
+				fmt.Fprintf(termsafe.Writer(cli.Stdout), "answer: %s\n", end.Answer)
 			}
 			fmt.Fprintf(cli.Stdout, "journal: %s\n", *journalPath)
 			if reported != "" {
@@ -374,4 +391,20 @@ func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Conte
 // writeReport renders a journal as HTML; see cmd_report.go.
 var writeReport = func(journal, out string) error {
 	return fmt.Errorf("reports are not available in this build (%s)", filepath.Base(out))
+}
+
+// journalAvailable checks that a run's journal can go to path, with a hint
+// when an earlier run is there.
+func journalAvailable(path string) error {
+	return journalExistsHint(journal.Available(path))
+}
+
+// journalExistsHint adds the way out to an error saying an earlier run's journal
+// is in the way.
+func journalExistsHint(err error) error {
+	if errors.Is(err, journal.ErrExists) {
+		return withHint(err,
+			"pass --journal with a new file to keep it, or --overwrite to replace it (the journal and its images)")
+	}
+	return err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -237,7 +238,7 @@ func printText(cli *CLI, s string) {
 	if s == "" {
 		return
 	}
-	fmt.Fprint(cli.Stdout, s)
+	fmt.Fprint(termsafe.Writer(cli.Stdout), s)
 	if !strings.HasSuffix(s, "\n") {
 		fmt.Fprintln(cli.Stdout)
 	}

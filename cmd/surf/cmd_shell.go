@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/chzyer/readline"
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
 	"golang.org/x/term"
@@ -147,7 +148,7 @@ func (sh *shell) reader() (func() (string, error), func(), error) {
 			}
 			return "", io.EOF
 		}
-		fmt.Fprintf(sh.cli.Stdout, "surf> %s\n", sc.Text())
+		fmt.Fprintf(sh.stdout(), "surf> %s\n", sc.Text())
 		return sc.Text(), nil
 	}, func() {}, nil
 }
@@ -164,7 +165,7 @@ func (sh *shell) completer() readline.AutoCompleter {
 func (sh *shell) exec(ctx context.Context, line string) {
 	words, err := splitWords(line)
 	if err != nil {
-		fmt.Fprintf(sh.cli.Stdout, "error: %v\n", err)
+		fmt.Fprintf(sh.stdout(), "error: %v\n", err)
 		return
 	}
 	if len(words) == 0 {
@@ -177,7 +178,7 @@ func (sh *shell) exec(ctx context.Context, line string) {
 	case "tabs":
 		obs, err := sh.b.surf.Observe(ctx)
 		if err != nil {
-			fmt.Fprintf(sh.cli.Stdout, "error: %v\n", err)
+			fmt.Fprintf(sh.stdout(), "error: %v\n", err)
 			return
 		}
 		for _, t := range obs.Tabs {
@@ -185,13 +186,13 @@ func (sh *shell) exec(ctx context.Context, line string) {
 			if t.Active {
 				mark = "*"
 			}
-			fmt.Fprintf(sh.cli.Stdout, "%s %d %q %s\n", mark, t.Index, t.Title, t.URL)
+			fmt.Fprintf(sh.stdout(), "%s %d %q %s\n", mark, t.Index, t.Title, t.URL)
 		}
 		return
 	case "observe":
 		obs, err := sh.b.surf.Observe(ctx)
 		if err != nil {
-			fmt.Fprintf(sh.cli.Stdout, "error: %v\n", err)
+			fmt.Fprintf(sh.stdout(), "error: %v\n", err)
 			return
 		}
 		sh.show(&websurfer.ActionResult{Summary: "observed", Observation: obs})
@@ -199,25 +200,25 @@ func (sh *shell) exec(ctx context.Context, line string) {
 	}
 	name, ok := sh.reg.Resolve(words[0])
 	if !ok {
-		fmt.Fprintf(sh.cli.Stdout, "error: unknown action %q; type help for the list\n", words[0])
+		fmt.Fprintf(sh.stdout(), "error: unknown action %q; type help for the list\n", words[0])
 		return
 	}
 	args, err := toolArgs(name, words[1:])
 	if err != nil {
-		fmt.Fprintf(sh.cli.Stdout, "error: %v\n", err)
+		fmt.Fprintf(sh.stdout(), "error: %v\n", err)
 		return
 	}
 	res, err := sh.reg.Call(ctx, name, args, sh.b.surf.Offered()...)
 	if err != nil {
-		fmt.Fprintf(sh.cli.Stdout, "error: %v\n", err)
+		fmt.Fprintf(sh.stdout(), "error: %v\n", err)
 		return
 	}
 	if res.IsError {
-		fmt.Fprintf(sh.cli.Stdout, "error: %s\n", res.Text)
+		fmt.Fprintf(sh.stdout(), "error: %s\n", res.Text)
 		return
 	}
 	sh.step++
-	fmt.Fprintln(sh.cli.Stdout, res.Text)
+	fmt.Fprintln(sh.stdout(), res.Text)
 	for _, img := range res.Images {
 		sh.save(img.Data)
 	}
@@ -225,7 +226,7 @@ func (sh *shell) exec(ctx context.Context, line string) {
 
 func (sh *shell) show(r *websurfer.ActionResult) {
 	sh.step++
-	fmt.Fprintln(sh.cli.Stdout, r.Text())
+	fmt.Fprintln(sh.stdout(), r.Text())
 	if r.Observation != nil {
 		sh.save(r.Observation.Image)
 	}
@@ -236,15 +237,15 @@ func (sh *shell) save(jpegData []byte) {
 		return
 	}
 	if err := os.MkdirAll(sh.out, 0o755); err != nil {
-		fmt.Fprintf(sh.cli.Stdout, "error: %v\n", err)
+		fmt.Fprintf(sh.stdout(), "error: %v\n", err)
 		return
 	}
 	p := filepath.Join(sh.out, fmt.Sprintf("step-%03d.jpg", sh.step))
 	if err := os.WriteFile(p, jpegData, 0o644); err != nil {
-		fmt.Fprintf(sh.cli.Stdout, "error: %v\n", err)
+		fmt.Fprintf(sh.stdout(), "error: %v\n", err)
 		return
 	}
-	fmt.Fprintf(sh.cli.Stdout, "[set-of-mark image: %s]\n", p)
+	fmt.Fprintf(sh.stdout(), "[set-of-mark image: %s]\n", p)
 }
 
 func (sh *shell) help(args []string) {
@@ -252,21 +253,21 @@ func (sh *shell) help(args []string) {
 		name, ok := sh.reg.Resolve(args[0])
 		t, _ := sh.reg.Lookup(name)
 		if !ok || t == nil {
-			fmt.Fprintf(sh.cli.Stdout, "error: unknown action %q\n", args[0])
+			fmt.Fprintf(sh.stdout(), "error: unknown action %q\n", args[0])
 			return
 		}
-		fmt.Fprintf(sh.cli.Stdout, "%s\n  %s\n", t.Usage(), t.Description())
+		fmt.Fprintf(sh.stdout(), "%s\n  %s\n", t.Usage(), t.Description())
 		return
 	}
 	offered := sh.b.surf.Offered()
 	sort.Strings(offered)
-	fmt.Fprintln(sh.cli.Stdout, "actions offered on this page:")
+	fmt.Fprintln(sh.stdout(), "actions offered on this page:")
 	for _, n := range offered {
 		if t, ok := sh.reg.Lookup(n); ok {
-			fmt.Fprintf(sh.cli.Stdout, "  %s\n", t.Usage())
+			fmt.Fprintf(sh.stdout(), "  %s\n", t.Usage())
 		}
 	}
-	fmt.Fprintln(sh.cli.Stdout, "also: tabs, observe, help TOOL, quit")
+	fmt.Fprintln(sh.stdout(), "also: tabs, observe, help TOOL, quit")
 }
 
 // toolArgs maps shell words onto a tool's input struct: positional words
@@ -421,3 +422,7 @@ func splitWords(s string) ([]string, error) {
 }
 
 func quoteArg(s string) string { return strconv.Quote(s) }
+
+// stdout is where the shell prints: page text with its control characters
+// escaped (readline gets the terminal itself).
+func (sh *shell) stdout() io.Writer { return termsafe.Writer(sh.cli.Stdout) }

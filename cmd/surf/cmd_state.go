@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
@@ -200,7 +201,7 @@ func (s *shownState) print(w io.Writer) {
 	if s.Encrypted {
 		enc = ", encrypted"
 	}
-	fmt.Fprintf(w, "%s: %s, %s%s\n", s.Path, plural(len(s.Cookies), "cookie"), plural(len(s.Origins), "origin"), enc)
+	fmt.Fprintf(w, "%s: %s, %s%s\n", termsafe.String(s.Path), plural(len(s.Cookies), "cookie"), plural(len(s.Origins), "origin"), enc)
 	if len(s.Cookies) > 0 {
 		fmt.Fprintln(w, "cookies:")
 	}
@@ -219,12 +220,17 @@ func (s *shownState) print(w io.Writer) {
 		if c.SameSite != "" {
 			flags = append(flags, "sameSite="+c.SameSite)
 		}
-		fmt.Fprintln(w, "  "+strings.TrimSpace(fmt.Sprintf("%s %s %s  %s  %s", c.Domain, c.Path, c.Name, exp, strings.Join(flags, " "))))
+		q := termsafe.String
+		fmt.Fprintln(w, "  "+strings.TrimSpace(fmt.Sprintf("%s %s %s  %s  %s", q(c.Domain), q(c.Path), q(c.Name), q(exp), q(strings.Join(flags, " ")))))
 	}
 	if len(s.Origins) > 0 {
 		fmt.Fprintln(w, "origins:")
 	}
 	for _, o := range s.Origins {
-		fmt.Fprintf(w, "  %s  local storage: %s\n", o.Origin, strings.Join(o.Keys, ", "))
+		keys := make([]string, len(o.Keys))
+		for i, k := range o.Keys {
+			keys[i] = termsafe.String(k)
+		}
+		fmt.Fprintf(w, "  %s  local storage: %s\n", termsafe.String(o.Origin), strings.Join(keys, ", "))
 	}
 }

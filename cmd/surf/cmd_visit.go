@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -70,7 +71,7 @@ Examples:
 				Session any    `json:"session"`
 			}{obs, obs.Text(), b.sess.Info()})
 		}
-		fmt.Fprint(cli.Stdout, obs.Text())
+		fmt.Fprint(termsafe.Writer(cli.Stdout), obs.Text())
 		return nil
 	}
 	register(c)

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -205,24 +206,25 @@ func (cli *CLI) report(err error) int {
 			return 0
 		}
 		if ue.hint != "" {
-			fmt.Fprintf(cli.Stderr, "surf: error: %s\nsurf: hint: %s\n", ue.msg, ue.hint)
+			fmt.Fprintf(cli.Stderr, "surf: error: %s\nsurf: hint: %s\n", termsafe.Lines(ue.msg), termsafe.Lines(ue.hint))
 			return 2
 		}
-		fmt.Fprintf(cli.Stderr, "surf: error: %s\n\n%s\n", ue.msg, strings.TrimSpace(ue.cmd.usage))
+		fmt.Fprintf(cli.Stderr, "surf: error: %s\n\n%s\n", termsafe.Lines(ue.msg), strings.TrimSpace(ue.cmd.usage))
 		return 2
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(cli.Stderr, "surf: interrupted")
 		return 130
 	}
-	fmt.Fprintf(cli.Stderr, "surf: error: %v\n", err)
+	// Errors carry page, file and peer text: escaped, as all such output.
+	fmt.Fprintf(cli.Stderr, "surf: error: %s\n", termsafe.Lines(err.Error()))
 	var he *hintError
 	if errors.As(err, &he) {
 		for _, line := range strings.Split(he.hint, "\n") {
-			fmt.Fprintf(cli.Stderr, "surf: hint: %s\n", line)
+			fmt.Fprintf(cli.Stderr, "surf: hint: %s\n", termsafe.String(line))
 		}
 	} else if hint := hintFor(err); hint != "" {
-		fmt.Fprintf(cli.Stderr, "surf: hint: %s\n", hint)
+		fmt.Fprintf(cli.Stderr, "surf: hint: %s\n", termsafe.Lines(hint))
 	}
 	return code
 }

@@ -44,24 +44,50 @@ var (
 // Main runs the tests, closes the shared browser, and fails the run if any
 // browser process or temp profile started by this binary remains. It
 // calls sandbox.RunLauncher first, so the test binary can launch browsers.
+//
+// The binary gets a temporary directory of its own: Main makes it under
+// the shared one ($TMPDIR or /tmp) before the tests run and points TMPDIR
+// at it, so the Playwright driver, the browsers and the sandboxes (which
+// inherit the environment) make their profiles there. The leak check
+// judges only that directory: a profile that another program (a killed
+// surf, another test run) leaves in the shared temp dir is none of this
+// binary's business. Main removes the directory at the end.
 func Main(m *testing.M) {
 	sandbox.RunLauncher()
+	os.Exit(run(m))
+}
+
+// run is Main without the exit: m is anything with testing.M's Run.
+func run(m interface{ Run() int }) (code int) {
+	tmp, err := enterPrivateTemp()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "browsertest: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := tmp.leave(); err != nil {
+			fmt.Fprintf(os.Stderr, "browsertest: %v\n", err)
+			code = 1
+		}
+	}()
 	before := playwrightProfiles()
-	// A dead process that had this pid may have left its dirs behind.
+	// A dead process that had this pid may have left its browsers behind.
 	for _, l := range sandbox.Leftovers() {
 		before[l] = true
 	}
-	code := m.Run()
+	code = m.Run()
 	mu.Lock()
 	for i := len(extra) - 1; i >= 0; i-- {
 		extra[i]()
 	}
+	extra = nil
 	mu.Unlock()
 	if shared != nil {
 		if err := shared.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "browsertest: closing the browser: %v\n", err)
 			code = 1
 		}
+		shared, initErr, once = nil, nil, sync.Once{}
 	}
 	if left := leftovers(before); len(left) > 0 {
 		fmt.Fprintln(os.Stderr, "browsertest: browser state outlived the tests:")
@@ -70,7 +96,45 @@ func Main(m *testing.M) {
 		}
 		code = 1
 	}
-	os.Exit(code)
+	return code
+}
+
+// privateTemp is a test binary's own temporary directory, which TMPDIR
+// names while the tests run.
+type privateTemp struct {
+	dir       string
+	oldTMPDIR string
+	hadTMPDIR bool
+}
+
+// enterPrivateTemp makes a directory under the shared temp dir and points
+// TMPDIR (and so os.TempDir and every child process) at it.
+func enterPrivateTemp() (*privateTemp, error) {
+	dir, err := os.MkdirTemp("", "browsertest-")
+	if err != nil {
+		return nil, fmt.Errorf("making the test binary's temp dir: %w", err)
+	}
+	p := &privateTemp{dir: dir}
+	p.oldTMPDIR, p.hadTMPDIR = os.LookupEnv("TMPDIR")
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("setting TMPDIR: %w", err)
+	}
+	return p, nil
+}
+
+// leave points TMPDIR back where it was and removes the directory with
+// whatever the run left in it (the leak check has judged it already).
+func (p *privateTemp) leave() error {
+	if p.hadTMPDIR {
+		os.Setenv("TMPDIR", p.oldTMPDIR)
+	} else {
+		os.Unsetenv("TMPDIR")
+	}
+	if err := os.RemoveAll(p.dir); err != nil {
+		return fmt.Errorf("removing the test binary's temp dir: %w", err)
+	}
+	return nil
 }
 
 // leftovers waits briefly for processes to exit (Close has already killed
@@ -98,8 +162,8 @@ func leftovers(before map[string]bool) []string {
 }
 
 // playwrightProfiles lists the temp profiles Playwright creates for the
-// browsers it launches. (Its artifacts dirs go with them: a driver that
-// leaves one leaves the other.)
+// browsers it launches, in the temp dir (the binary's own, in Main). (Its
+// artifacts dirs go with them: a driver that leaves one leaves the other.)
 func playwrightProfiles() map[string]bool {
 	m := map[string]bool{}
 	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "playwright_chromiumdev_profile-*"))
@@ -110,8 +174,8 @@ func playwrightProfiles() map[string]bool {
 }
 
 // foreignInUse reports whether a live browser that this process did not
-// start uses profile: other programs on the machine (another test binary
-// running at the same time) share the temp dir.
+// start uses profile: a child process of a test (a helper binary that
+// inherited TMPDIR) may still be closing its own.
 func foreignInUse(profile string) bool {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
