@@ -166,18 +166,32 @@ func (se *session) journal(pol *policy.Policy) (*journal.Writer, string, error) 
 	if s.cfg.JournalDir == "" {
 		return nil, "", nil
 	}
-	s.mu.Lock()
-	se.runs++
-	n := se.runs
-	s.mu.Unlock()
 	dir := filepath.Join(s.cfg.JournalDir, fmt.Sprintf("client-%d", se.cl.id), se.name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("making the run's journal directory: %w", err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", n))
-	j, err := journal.Open(path, pol.Redact)
-	if err != nil {
-		return nil, "", fmt.Errorf("opening the run's journal: %w", err)
+	// A server started again with the same directory finds the earlier
+	// server's runs there: journal.Open refuses to replace one, so the run
+	// takes the next free number (bounded: a directory full of runs is an
+	// error, not a loop).
+	for range maxJournalTries {
+		s.mu.Lock()
+		se.runs++
+		n := se.runs
+		s.mu.Unlock()
+		path := filepath.Join(dir, fmt.Sprintf("run-%d.jsonl", n))
+		j, err := journal.Open(path, pol.Redact)
+		if errors.Is(err, journal.ErrExists) {
+			continue
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("opening the run's journal: %w", err)
+		}
+		return j, path, nil
 	}
-	return j, path, nil
+	return nil, "", fmt.Errorf("opening the run's journal: %d earlier runs' journals are in %s", maxJournalTries, dir)
 }
+
+// maxJournalTries bounds the search for a free run number in a session's
+// journal directory.
+const maxJournalTries = 10000

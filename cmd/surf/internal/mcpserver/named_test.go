@@ -675,6 +675,17 @@ func TestMaxSessions(t *testing.T) {
 // never opened.
 func TestWebsurferToolInNamedSession(t *testing.T) {
 	jdir := t.TempDir()
+	// An earlier server's run is there (a server started again with the
+	// same directory): the new run must not replace it.
+	for id := range 10 {
+		d := filepath.Join(jdir, fmt.Sprintf("client-%d", id), "agent")
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "run-1.jsonl"), []byte("earlier\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s, site, fake := agentServer(t, "harbour.yaml", func(c *Config) { c.JournalDir = jdir })
 	cs := connect(t, serveHTTP(t, s, HTTPOptions{}), nil, nil)
 	mustCall(t, cs, "session_open", map[string]any{"name": "agent"})
@@ -687,9 +698,13 @@ func TestWebsurferToolInNamedSession(t *testing.T) {
 	}
 	fake.Check(t)
 	// The run's journal is the named session's own.
-	runs, _ := filepath.Glob(filepath.Join(jdir, "client-*", "agent", "run-*.jsonl"))
+	runs, _ := filepath.Glob(filepath.Join(jdir, "client-*", "agent", "run-2.jsonl"))
 	if len(runs) != 1 {
-		t.Fatalf("journals of the named session: %v, want one", runs)
+		all, _ := filepath.Glob(filepath.Join(jdir, "client-*", "agent", "run-*.jsonl"))
+		t.Fatalf("journals of the named session: %v, want one run-2 beside the earlier server's run-1", all)
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), "run-1.jsonl")); err != nil || string(b) != "earlier\n" {
+		t.Errorf("the earlier server's journal was changed: %q, %v", b, err)
 	}
 	if !strings.Contains(text(res), "journal: "+runs[0]) {
 		t.Errorf("the result does not name its journal %s:\n%s", runs[0], text(res))
