@@ -324,10 +324,10 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 
 	var retryErr retryError
 	switch {
-	case errors.Is(cause, errCancelled), errors.Is(cause, errSuperseded):
+	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrSuperseded):
 		// the record is someone else's now; keep the result on a
 		// cancelled task
-		if errors.Is(cause, errCancelled) {
+		if errors.Is(cause, ErrCancelled) {
 			b.update(bctx, id, func(r *Record) error {
 				if r.State != Cancelled || r.Worker != name || r.Attempts != attempt {
 					return errStop
@@ -414,9 +414,13 @@ func (w *workers) run(ctx context.Context, c *Claim) (res *Result, err error) {
 	return w.cfg.Run(ctx, c)
 }
 
+// The causes of a run's context when the board, not the worker, stops
+// it (see context.Cause): the task was cancelled, or another worker took
+// it over. A RunFunc or its caller tells them from the worker being
+// stopped, which hands the task back.
 var (
-	errCancelled  = errors.New("the task was cancelled")
-	errSuperseded = errors.New("the task was taken over by another worker")
+	ErrCancelled  = errors.New("the task was cancelled")
+	ErrSuperseded = errors.New("the task was taken over by another worker")
 )
 
 // heartbeat keeps the claim while the run lasts, and stops the run when
@@ -454,10 +458,10 @@ func (w *workers) heartbeat(ctx context.Context, msg jetstream.Msg, c *Claim, st
 			}
 			switch {
 			case rec.State == Cancelled:
-				stop(errCancelled)
+				stop(ErrCancelled)
 				return
 			case rec.Worker != c.Worker || rec.Attempts != c.Attempt:
-				stop(errSuperseded)
+				stop(ErrSuperseded)
 				return
 			}
 		}
