@@ -155,6 +155,7 @@ Examples:
 			defer lv.Close()
 			hub = lv.hub
 		}
+		defer markWorker(cli.Logger)()
 		runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
 			sandbox:  sbCfg,
 			base:     pol,

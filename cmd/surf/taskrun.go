@@ -104,7 +104,7 @@ func newTaskRunner(ctx context.Context, cli *CLI, o taskRunnerOptions) (*taskRun
 	if o.surf.Approver == nil {
 		o.surf.Approver = policy.DenyAll()
 	}
-	if o.maxSteps < 0 || o.maxTokens < 0 || o.maxTime < 0 {
+	if o.maxSteps < 0 || o.maxTokens < 0 || o.maxTime < 0 || o.storeTime < 0 {
 		return nil, errors.New("the task runner's limits cannot be negative")
 	}
 	if o.logger == nil {
