@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/board"
@@ -596,5 +598,100 @@ func TestWorkKilledLeavesNothing(t *testing.T) {
 	}
 	if left := list(); len(left) > 0 {
 		t.Errorf("after the second worker exited, the temp dir holds %q", left)
+	}
+}
+
+// TestWorkFilesNotStoredIsNoted is issue 28, point 5 for the task runner:
+// a run that finished but whose files cannot be stored (the board's file
+// store is gone) is recorded done with a note, not run again.
+func TestWorkFilesNotStoredIsNoted(t *testing.T) {
+	site, err := demosite.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	modelURL, stopModel, err := startWorkModel(&workModel{steps: 4, delay: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopModel()
+	dir := filepath.Join(t.TempDir(), "board")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	b, err := openTestBoard(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Add(ctx, board.Task{ID: "nofiles", Instruction: "Say the page's title.", StartURL: site.URL + "/branch/hill"}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := surfCmd("work", "--name", "wn", "--idle", "3s", "--max-attempts", "1", "--data", dir, "--allow", site.Host, "--model", "test-model")
+	cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key")
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+	})
+	for ev, err := range b.Watch(ctx, "nofiles") {
+		if err != nil {
+			t.Fatalf("watching the task: %v", err)
+		}
+		if ev.Record.State == board.Running && ev.Record.Progress != "" {
+			break
+		}
+		if ev.Record.State.Terminal() {
+			t.Fatalf("the task ended before its file store could be removed: %+v", ev.Record)
+		}
+	}
+	// the board's file store goes away under the running worker
+	addr, err := os.ReadFile(filepath.Join(dir, "server.addr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(addr))
+	nc, err := nats.Connect(lines[0], nats.Token(lines[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteObjectStore(ctx, board.FilesBucket); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := b.Wait(ctx, "nofiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	if r.State != board.Done || r.Attempts != 1 || r.Result == nil || r.Result.EndReason != string(journal.EndAnswered) {
+		t.Fatalf("the task ended %s after %d attempts (%q, result %+v); want done on the first", r.State, r.Attempts, r.Reason, r.Result)
+	}
+	if r.Result.Journal != "" {
+		t.Errorf("the result names a journal, %q, that was not stored", r.Result.Journal)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "not all of the run's files were stored") {
+		t.Errorf("notes %q, want one saying the files were not stored", r.Notes)
+	}
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("surf work exited with %v", waitErr)
+		}
+	case <-ctx.Done():
+		t.Fatal("surf work did not exit when idle")
 	}
 }
