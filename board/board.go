@@ -15,6 +15,7 @@
 package board
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -43,6 +44,7 @@ const (
 	WorkersGroup  = "surf_workers"
 	defaultLease  = time.Minute
 	defaultTries  = 3
+	defaultAck    = 5 * time.Second
 	maxTaskIDLen  = 64
 	maxInstrBytes = 16 << 10
 )
@@ -206,6 +208,12 @@ type Config struct {
 	// heartbeating before it goes back to the board (default 1m). Workers
 	// set it; the last set wins.
 	Lease time.Duration
+	// AckWait is how long a write to the file store waits for the
+	// acknowledgement of each chunk it sends before that write is tried
+	// again (default 5s): a NATS node lost, or the file store's leader
+	// being elected, costs a few short tries, not the caller's whole
+	// budget.
+	AckWait time.Duration
 	// Logger receives the board's diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -242,6 +250,9 @@ type Board struct {
 func Open(ctx context.Context, cfg Config) (*Board, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = defaultLease
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = defaultAck
 	}
 	b := &Board{cfg: cfg, log: cfg.Logger}
 	if b.log == nil {
@@ -293,6 +304,12 @@ func (b *Board) setup(ctx context.Context) error {
 		return err
 	}
 	b.js = js
+	// The file store's writes wait AckWait per chunk: Put sets that per
+	// publish from its JetStream's default timeout (see PutFile).
+	fjs, err := jetstream.New(b.nc, jetstream.WithDefaultTimeout(b.cfg.AckWait))
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return retry(ctx, func(ctx context.Context) error {
@@ -322,7 +339,7 @@ func (b *Board) setup(ctx context.Context) error {
 		} else if err != nil {
 			return err
 		}
-		if b.files, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		if b.files, err = fjs.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket: FilesBucket, Description: "surf journals, images and reports",
 			Storage: jetstream.FileStorage, Replicas: r,
 		}); err != nil {
@@ -479,8 +496,13 @@ var errStop = errors.New("no change")
 // copy, and is called again when another writer got there first. fn
 // returning errStop leaves the record as it is.
 func (b *Board) update(ctx context.Context, id string, fn func(*Record) error) (Record, error) {
+	return b.updateFor(ctx, retryPatience, id, fn)
+}
+
+// updateFor is update trying for up to patience on errors that may pass.
+func (b *Board) updateFor(ctx context.Context, patience time.Duration, id string, fn func(*Record) error) (Record, error) {
 	var rec Record
-	err := retry(ctx, func(ctx context.Context) error {
+	err := retryFor(ctx, patience, func(ctx context.Context) error {
 		e, err := b.kv.Get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return permanent(fmt.Errorf("%w: %s", ErrNotFound, id))
@@ -528,7 +550,20 @@ func permanent(err error) error { return permanentError{err} }
 // (at most 20 s on errors that may pass: a NATS node restarting, a
 // leader being elected, a compare-and-set conflict).
 func retry(ctx context.Context, f func(context.Context) error) error {
-	deadline := time.Now().Add(20 * time.Second)
+	return retryFor(ctx, retryPatience, f)
+}
+
+// How long board operations try again on errors that may pass, and how
+// long a worker tries to record a finished run's result (it keeps the
+// claim meanwhile).
+const (
+	retryPatience  = 20 * time.Second
+	resultPatience = 2 * time.Minute
+)
+
+// retryFor is retry for up to patience.
+func retryFor(ctx context.Context, patience time.Duration, f func(context.Context) error) error {
+	deadline := time.Now().Add(patience)
 	wait := 20 * time.Millisecond
 	for {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -569,13 +604,112 @@ func (b *Board) File(ctx context.Context, name string) (io.ReadCloser, error) {
 	return r, err
 }
 
-// PutFile stores r as name in the board's file store.
+// PutFile stores r as name in the board's file store, and reads it back
+// to check that it is whole. A write that fails, or does not read back
+// whole, because a NATS node was lost or the file store's leader is being
+// elected, is tried again from r's start until it succeeds or ctx ends:
+// each chunk waits Config.AckWait for its acknowledgement, so a leader
+// change costs a few tries of that length. r is read again from where it
+// was when it is an io.Seeker (a file), else it is read into memory
+// first. A name that is stored again is replaced.
 func (b *Board) PutFile(ctx context.Context, name string, r io.Reader) error {
 	if name == "" || strings.Contains(name, "..") {
 		return fmt.Errorf("bad file name %q", name)
 	}
-	_, err := b.files.Put(ctx, jetstream.ObjectMeta{Name: name}, r)
-	return err
+	rs, ok := r.(io.ReadSeeker)
+	var start int64
+	if ok {
+		var err error
+		if start, err = rs.Seek(0, io.SeekCurrent); err != nil {
+			ok = false
+		}
+	}
+	if !ok {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		rs = bytes.NewReader(data)
+	}
+	wait := 100 * time.Millisecond
+	for try := 1; ; try++ {
+		if _, err := rs.Seek(start, io.SeekStart); err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		src := &readErrs{r: rs}
+		err := b.putOnce(ctx, name, src)
+		switch {
+		case err == nil:
+			return nil
+		case src.err != nil:
+			return fmt.Errorf("reading %s: %w", name, src.err)
+		case ctx.Err() != nil:
+			return fmt.Errorf("storing %s (%d %s): %w", name, try, plural(try, "try", "tries"), err)
+		}
+		b.log.Debug("board: storing a file, trying again", "name", name, "try", try, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("storing %s (%d %s): %w", name, try, plural(try, "try", "tries"), err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// putOnce is one try of PutFile: the write, then the read back. The
+// object store waits for each chunk's acknowledgement for its
+// JetStream's default timeout (Config.AckWait) only when ctx has no
+// deadline, so Put gets ctx's cancellation without its deadline; a timer
+// ends a try that outlasts any acknowledgement it waits for (a lost
+// reply, say) all the same.
+func (b *Board) putOnce(ctx context.Context, name string, r *readErrs) error {
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	defer time.AfterFunc(10*b.cfg.AckWait, cancel).Stop()
+	info, err := b.files.Put(pctx, jetstream.ObjectMeta{Name: name}, r)
+	if err != nil {
+		return err
+	}
+	// A chunk sent again while a leader is elected can be stored twice,
+	// or after the next one: the object's digest finds out.
+	rctx, rcancel := context.WithTimeout(ctx, 10*b.cfg.AckWait)
+	defer rcancel()
+	back, err := b.files.Get(rctx, name)
+	if err != nil {
+		return fmt.Errorf("reading it back: %w", err)
+	}
+	defer back.Close()
+	n, err := io.Copy(io.Discard, back)
+	if err != nil {
+		return fmt.Errorf("reading it back: %w", err)
+	}
+	if uint64(n) != info.Size {
+		return fmt.Errorf("reading it back: %d bytes of %d", n, info.Size)
+	}
+	return nil
+}
+
+// readErrs remembers the error of a reader that failed: that is not the
+// store's to retry.
+type readErrs struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErrs) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)

@@ -1,8 +1,11 @@
 package board
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"strings"
@@ -204,5 +207,150 @@ func TestClusterNodeLossLosesNothing(t *testing.T) {
 		if ran[id] == 0 {
 			t.Errorf("%s never ran", id)
 		}
+	}
+}
+
+// streamLeader is the name of the node that leads stream name.
+func streamLeader(ctx context.Context, t *testing.T, b *Board, name string) string {
+	t.Helper()
+	s, err := b.js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		t.Fatalf("%s has no leader: %+v", name, info.Cluster)
+	}
+	return info.Cluster.Leader
+}
+
+// pausingReader reads data and, the first time it reaches at, says so on
+// paused and waits for resume.
+type pausingReader struct {
+	*bytes.Reader
+	at     int64
+	once   sync.Once
+	paused chan<- struct{}
+	resume <-chan struct{}
+}
+
+func (p *pausingReader) Read(b []byte) (int, error) {
+	if pos, _ := p.Seek(0, io.SeekCurrent); pos >= p.at {
+		p.once.Do(func() { close(p.paused); <-p.resume })
+	}
+	return p.Reader.Read(b)
+}
+
+// Issue 28, point 5: the file store's leader is stopped while a finished
+// run stores its files. The write waits out the election in short tries
+// (each chunk waits AckWait for its acknowledgement), the run ends done on
+// its first attempt and is never run again, and its files read back whole
+// from the nodes that are left.
+func TestClusterFileLeaderLostWhileStoring(t *testing.T) {
+	srvs := startCluster(t)
+	ctx := testCtx(t)
+	first, err := Open(ctx, Config{URL: srvs[0].ClientURL(), Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaderName := streamLeader(ctx, t, first, "OBJ_"+FilesBucket)
+	first.Close()
+	leader := -1
+	for i, s := range srvs {
+		if s.Name() == leaderName {
+			leader = i
+		}
+	}
+	if leader < 0 {
+		t.Fatalf("the file store's leader %q is none of the nodes", leaderName)
+	}
+	open := func(i int) *Board {
+		b, err := Open(ctx, Config{URL: srvs[i].ClientURL(), Lease: 30 * time.Second, AckWait: time.Second})
+		if err != nil {
+			t.Fatalf("opening the board on %s: %v", srvs[i].Name(), err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	worker, watcher := open((leader+1)%3), open((leader+2)%3)
+
+	big := make([]byte, 1<<20) // eight chunks of the object store's 128 KiB
+	rand.Read(big)
+	paused, resume := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	ran := 0
+	run := func(ctx context.Context, c *Claim) (*Result, error) {
+		mu.Lock()
+		ran++
+		mu.Unlock()
+		res := &Result{Answer: "stored", EndReason: "answered"}
+		var err error
+		if res.Journal, err = c.PutFile(ctx, "journal.jsonl", strings.NewReader("{}\n")); err != nil {
+			return nil, Retry(err) // as the task runner did: the run again
+		}
+		// the leader is stopped after three of the image's chunks
+		img, err := c.PutFile(ctx, "big.bin", &pausingReader{Reader: bytes.NewReader(big), at: 3 << 17, paused: paused, resume: resume})
+		if err != nil {
+			return nil, Retry(err)
+		}
+		res.Images = []string{img}
+		if res.Report, err = c.PutFile(ctx, "report.html", strings.NewReader("<p>report</p>")); err != nil {
+			return nil, Retry(err)
+		}
+		return res, nil
+	}
+	if _, err := watcher.Add(ctx, Task{ID: "store", Instruction: "store files"}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		worker.Work(wctx, WorkConfig{Name: "w", Workers: 2, Run: run})
+	}()
+	defer func() { stop(); <-done }()
+
+	select {
+	case <-paused:
+	case <-ctx.Done():
+		t.Fatal("the run never stored its image")
+	}
+	t.Logf("stopping %s, the file store's leader, in the middle of a file", leaderName)
+	srvs[leader].Shutdown()
+	srvs[leader].WaitForShutdown()
+	stopped := time.Now()
+	close(resume)
+
+	got, err := watcher.Wait(ctx, "store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the run's end was recorded %s after the leader was stopped", time.Since(stopped).Round(100*time.Millisecond))
+	r := got[0]
+	if r.State != Done || r.Attempts != 1 || r.Result == nil || r.Result.Answer != "stored" {
+		t.Fatalf("the task ended %s after %d attempts (%q, notes %q, result %+v); want done on the first", r.State, r.Attempts, r.Reason, r.Notes, r.Result)
+	}
+	mu.Lock()
+	if ran != 1 {
+		t.Errorf("the run ran %d times, want once", ran)
+	}
+	mu.Unlock()
+	if want := "store/attempt-1/big.bin"; len(r.Result.Images) != 1 || r.Result.Images[0] != want {
+		t.Fatalf("images %q, want [%s]", r.Result.Images, want)
+	}
+	rc, err := watcher.File(ctx, r.Result.Images[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatalf("reading the image back: %v", err)
+	}
+	if !bytes.Equal(back, big) {
+		t.Errorf("the image read back is %d bytes, not the %d stored", len(back), len(big))
 	}
 }

@@ -69,6 +69,24 @@ type Claim struct {
 
 	b            *Board
 	lastProgress atomic.Int64
+
+	mu    sync.Mutex
+	notes []string
+}
+
+// Note adds text to the task's notes, as this attempt's, when its end is
+// recorded: what went wrong besides the run itself (its files could not
+// all be stored, say).
+func (c *Claim) Note(text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notes = append(c.notes, fmt.Sprintf("attempt %d on %s: %s", c.Attempt, c.Worker, cut(text, 500)))
+}
+
+func (c *Claim) takeNotes() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.notes...)
 }
 
 // Progress records what the worker is doing now (shown by board watch).
@@ -312,29 +330,38 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 	claim := &Claim{Task: rec.Task, Attempt: attempt, Worker: name, b: b}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
+	// The heartbeat keeps the claim until the run's end is recorded, not
+	// only while it runs: storing a result while a NATS leader is elected
+	// may take longer than the lease, and a finished run is not to be run
+	// again because of that.
+	hbCtx, stopHB := context.WithCancel(bctx)
 	hbDone := make(chan struct{})
-	go w.heartbeat(runCtx, msg, claim, cancelRun, hbDone)
+	endHB := sync.OnceFunc(func() { stopHB(); <-hbDone })
+	defer endHB()
+	go w.heartbeat(hbCtx, msg, claim, cancelRun, hbDone)
 	times.Started = time.Now()
 	log.Info("board: running", "task", id, "worker", name, "attempt", attempt)
 	res, runErr := w.run(runCtx, claim)
 	times.Finished = time.Now()
 	cause := context.Cause(runCtx)
 	cancelRun(nil)
-	<-hbDone
+	notes := claim.takeNotes()
 
 	var retryErr retryError
 	switch {
-	case errors.Is(cause, errCancelled), errors.Is(cause, errSuperseded):
+	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrSuperseded):
 		// the record is someone else's now; keep the result on a
 		// cancelled task
-		if errors.Is(cause, errCancelled) {
+		if errors.Is(cause, ErrCancelled) {
 			b.update(bctx, id, func(r *Record) error {
 				if r.State != Cancelled || r.Worker != name || r.Attempts != attempt {
 					return errStop
 				}
 				r.Result, r.Progress = res, ""
+				r.Notes = append(r.Notes, notes...)
 				return nil
 			})
+			endHB()
 			msg.Ack()
 		}
 		return
@@ -349,6 +376,7 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 			r.Notes = append(r.Notes, fmt.Sprintf("handed back by %s, which was stopped", name))
 			return nil
 		})
+		endHB()
 		msg.Nak()
 		log.Info("board: handed back", "task", id, "worker", name)
 		return
@@ -358,14 +386,16 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 				return errStop
 			}
 			r.State, r.Worker, r.Progress = Ready, "", ""
+			r.Notes = append(r.Notes, notes...)
 			r.Notes = append(r.Notes, fmt.Sprintf("attempt %d on %s: %v", attempt, name, runErr))
 			return nil
 		})
+		endHB()
 		msg.NakWithDelay(time.Second)
 		return
 	}
 	mine := false
-	_, err = b.update(bctx, id, func(r *Record) error {
+	_, err = b.updateFor(bctx, resultPatience, id, func(r *Record) error {
 		mine = false
 		if r.State != Running || r.Worker != name || r.Attempts != attempt {
 			return errStop
@@ -376,11 +406,13 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 			r.State, r.Reason = Failed, runErr.Error()
 		}
 		r.Result = res
+		r.Notes = append(r.Notes, notes...)
 		r.Finished = time.Now().UTC()
 		return nil
 	})
 	if err != nil {
-		// the result could not be stored: the lease brings the task back
+		// the result could not be stored in all that time: the lease
+		// brings the task back
 		log.Error("board: storing a result", "task", id, "err", err)
 		return
 	}
@@ -388,6 +420,7 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 		log.Warn("board: a result came after the task was taken over; dropped", "task", id, "worker", name)
 		return
 	}
+	endHB()
 	ackCtx, cancel := context.WithTimeout(bctx, 10*time.Second)
 	if err := msg.DoubleAck(ackCtx); err != nil {
 		log.Warn("board: acking a task", "task", id, "err", err)
@@ -414,13 +447,17 @@ func (w *workers) run(ctx context.Context, c *Claim) (res *Result, err error) {
 	return w.cfg.Run(ctx, c)
 }
 
+// The causes of a run's context when the board, not the worker, stops
+// it (see context.Cause): the task was cancelled, or another worker took
+// it over. A RunFunc or its caller tells them from the worker being
+// stopped, which hands the task back.
 var (
-	errCancelled  = errors.New("the task was cancelled")
-	errSuperseded = errors.New("the task was taken over by another worker")
+	ErrCancelled  = errors.New("the task was cancelled")
+	ErrSuperseded = errors.New("the task was taken over by another worker")
 )
 
-// heartbeat keeps the claim while the run lasts, and stops the run when
-// the task is cancelled or taken over.
+// heartbeat keeps the claim until ctx ends (the run's end is recorded),
+// and stops the run when the task is cancelled or taken over.
 func (w *workers) heartbeat(ctx context.Context, msg jetstream.Msg, c *Claim, stop context.CancelCauseFunc, done chan<- struct{}) {
 	defer close(done)
 	every := max(w.lease/3, 50*time.Millisecond)
@@ -454,10 +491,10 @@ func (w *workers) heartbeat(ctx context.Context, msg jetstream.Msg, c *Claim, st
 			}
 			switch {
 			case rec.State == Cancelled:
-				stop(errCancelled)
+				stop(ErrCancelled)
 				return
 			case rec.Worker != c.Worker || rec.Attempts != c.Attempt:
-				stop(errSuperseded)
+				stop(ErrSuperseded)
 				return
 			}
 		}

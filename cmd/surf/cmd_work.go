@@ -155,6 +155,7 @@ Examples:
 			defer lv.Close()
 			hub = lv.hub
 		}
+		defer markWorker(cli.Logger)()
 		runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
 			sandbox:  sbCfg,
 			base:     pol,
@@ -216,7 +217,7 @@ type workEvent struct {
 	Task      string `json:"task"`
 	Worker    string `json:"worker"`
 	Attempt   int    `json:"attempt"`
-	Outcome   string `json:"outcome,omitempty"` // done, failed, retry, handed_back
+	Outcome   string `json:"outcome,omitempty"` // done, failed, retry, handed_back, cancelled, taken_over
 	EndReason string `json:"end_reason,omitempty"`
 	Answer    string `json:"answer,omitempty"`
 	Steps     int    `json:"steps,omitempty"`
@@ -243,7 +244,11 @@ func (p *workPrinter) start(c *board.Claim) {
 
 func (p *workPrinter) finish(ctx context.Context, c *board.Claim, res *board.Result, err error) {
 	e := workEvent{Event: "finish", Task: c.Task.ID, Worker: c.Worker, Attempt: c.Attempt, Outcome: "done"}
-	switch {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, board.ErrCancelled):
+		e.Outcome = "cancelled" // by the board: the run's end is not the worker's
+	case errors.Is(cause, board.ErrSuperseded):
+		e.Outcome = "taken_over"
 	case ctx.Err() != nil && (err != nil || res == nil):
 		e.Outcome = "handed_back"
 	case board.IsRetry(err) && c.Attempt < p.maxAttempts:
@@ -264,7 +269,7 @@ func (p *workPrinter) finish(ctx context.Context, c *board.Claim, res *board.Res
 	if e.Answer != "" {
 		text += ": " + textcut.Flat(e.Answer, 200)
 	}
-	if e.Error != "" && e.Outcome != "handed_back" {
+	if e.Error != "" && e.Outcome != "handed_back" && e.Outcome != "cancelled" && e.Outcome != "taken_over" {
 		text += " (" + textcut.Flat(e.Error, 200) + ")"
 	}
 	p.emit(e, text)

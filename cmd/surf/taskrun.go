@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,9 @@ type taskRunnerOptions struct {
 	maxSteps  int
 	maxTokens int
 	maxTime   time.Duration
+	// storeTime bounds the storing of a task's files on the board
+	// (default 1m); what is not stored by then is noted on the task.
+	storeTime time.Duration
 	// logger receives diagnostics; nil discards them.
 	logger *slog.Logger
 	// live, when set, registers each task's session in the live view
@@ -100,7 +104,7 @@ func newTaskRunner(ctx context.Context, cli *CLI, o taskRunnerOptions) (*taskRun
 	if o.surf.Approver == nil {
 		o.surf.Approver = policy.DenyAll()
 	}
-	if o.maxSteps < 0 || o.maxTokens < 0 || o.maxTime < 0 {
+	if o.maxSteps < 0 || o.maxTokens < 0 || o.maxTime < 0 || o.storeTime < 0 {
 		return nil, errors.New("the task runner's limits cannot be negative")
 	}
 	if o.logger == nil {
@@ -334,12 +338,12 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	// keeps what it did.
 	ran = time.Now()
 	defer func() { stored = time.Now() }()
+	// A run that finished is not run again for its files: the board's
+	// file writes try again through a NATS leader change themselves, and
+	// what still could not be stored is noted on the task.
 	if err := tr.store(ctx, res); err != nil {
 		r.log.Warn("storing a task's files", "task", t.ID, "err", err)
-		if runErr == nil && ctx.Err() == nil {
-			res.Duration = board.Duration(time.Since(start))
-			return res, board.Retry(fmt.Errorf("storing the run's files: %w", err))
-		}
+		c.Note(fmt.Sprintf("not all of the run's files were stored: %v", err))
 	}
 	res.Duration = board.Duration(time.Since(start))
 	switch {
@@ -395,7 +399,7 @@ func (tr *taskRun) relaunch(ctx context.Context) (*sandbox.Session, error) {
 // board's file store, as TASK/attempt-N/journal.jsonl,
 // .../journal-images/IMAGE and .../report.html.
 func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(tr.r.o.storeTime, time.Minute))
 	defer cancel()
 	put := func(name, path string) (string, error) {
 		f, err := os.Open(path)

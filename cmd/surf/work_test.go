@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/board"
@@ -441,5 +443,255 @@ func TestWorkInterruptHandsBack(t *testing.T) {
 	}
 	if len(events) != 2 || events[0].Event != "start" || events[1].Outcome != "handed_back" || events[1].Task != "long" || events[1].Worker != "wi/1" {
 		t.Errorf("--json printed %+v, want the task's start and its hand back", events)
+	}
+}
+
+// TestWorkKilledLeavesNothing is issue 28, point 7: a 'surf work'
+// SIGKILLed in the middle of a task leaves its temp dirs (the browser's,
+// the task's); the next 'surf work' to start removes them. That one runs
+// the task again and, when the task is cancelled while it runs, prints it
+// as cancelled, not handed back.
+func TestWorkKilledLeavesNothing(t *testing.T) {
+	site, err := demosite.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	modelURL, stopModel, err := startWorkModel(&workModel{steps: 30, delay: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopModel()
+	tmp := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "board")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	type worker struct {
+		pid       int
+		out, errb *lockedBuffer
+		exited    chan struct{}
+		err       error
+	}
+	start := func(name string, args ...string) *worker {
+		cmd := surfCmd(append([]string{"work", "--name", name, "--lease", "2s", "--json", "--data", dir,
+			"--allow", site.Host, "--model", "test-model", "--max-steps", "40"}, args...)...)
+		cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key", "TMPDIR="+tmp)
+		w := &worker{out: &lockedBuffer{}, errb: &lockedBuffer{}, exited: make(chan struct{})}
+		cmd.Stdout, cmd.Stderr = w.out, w.errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.pid = cmd.Process.Pid
+		go func() { w.err = cmd.Wait(); close(w.exited) }()
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-w.exited
+			for _, p := range ownedBy(w.pid) {
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+			if t.Failed() {
+				t.Logf("%s's stdout:\n%s\nstderr:\n%s", name, w.out.String(), w.errb.String())
+			}
+		})
+		return w
+	}
+	b, err := openTestBoard(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Add(ctx, board.Task{ID: "long", Instruction: "Read the page many times.", StartURL: site.URL + "/branch/hill"}); err != nil {
+		t.Fatal(err)
+	}
+	runningAt := func(worker string) {
+		t.Helper()
+		for ev, err := range b.Watch(ctx, "long") {
+			if err != nil {
+				t.Fatalf("watching the task: %v", err)
+			}
+			r := ev.Record
+			if r.State.Terminal() {
+				t.Fatalf("the task ended: %+v", r)
+			}
+			if r.State == board.Running && r.Worker == worker && strings.HasPrefix(r.Progress, "step 2:") {
+				return
+			}
+		}
+	}
+	list := func() []string {
+		entries, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+
+	wa := start("wa")
+	runningAt("wa/1")
+	if err := syscall.Kill(wa.pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-wa.exited
+	deadline := time.Now().Add(30 * time.Second)
+	for len(ownedBy(wa.pid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	left := list()
+	t.Logf("the killed worker (pid %d) left %q", wa.pid, left)
+	var task bool
+	for _, n := range left {
+		task = task || strings.HasPrefix(n, fmt.Sprintf("surf-%d-task-", wa.pid))
+	}
+	if !task {
+		t.Fatalf("the killed worker left no task dir to remove: %q", left)
+	}
+
+	wb := start("wb", "--idle", "3s")
+	for !strings.Contains(wb.errb.String(), "waiting for tasks") {
+		select {
+		case <-wb.exited:
+			t.Fatalf("the second worker exited: %v", wb.err)
+		case <-ctx.Done():
+			t.Fatal("the second worker did not start")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for _, n := range left {
+		if _, err := os.Stat(filepath.Join(tmp, n)); err == nil {
+			t.Errorf("the killed worker's %s is still there after another worker started", n)
+		}
+	}
+
+	// attempt 2, on wb, is cancelled while it runs
+	runningAt("wb/1")
+	if _, err := b.Cancel(ctx, "long", "the test cancels it"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wb.exited:
+		if wb.err != nil {
+			t.Errorf("the second worker exited with %v, want 0", wb.err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the second worker did not exit when idle")
+	}
+	var finish *workEvent
+	for _, line := range strings.Split(strings.TrimSpace(wb.out.String()), "\n") {
+		var e workEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("--json printed a line that is not JSON: %q", line)
+		}
+		if e.Event == "finish" {
+			finish = &e
+		}
+	}
+	if finish == nil || finish.Task != "long" || finish.Attempt != 2 || finish.Outcome != "cancelled" {
+		t.Errorf("the cancelled task was printed as %+v, want outcome cancelled", finish)
+	}
+	if left := list(); len(left) > 0 {
+		t.Errorf("after the second worker exited, the temp dir holds %q", left)
+	}
+}
+
+// TestWorkFilesNotStoredIsNoted is issue 28, point 5 for the task runner:
+// a run that finished but whose files cannot be stored (the board's file
+// store is gone) is recorded done with a note, not run again.
+func TestWorkFilesNotStoredIsNoted(t *testing.T) {
+	site, err := demosite.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	modelURL, stopModel, err := startWorkModel(&workModel{steps: 4, delay: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopModel()
+	dir := filepath.Join(t.TempDir(), "board")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	b, err := openTestBoard(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Add(ctx, board.Task{ID: "nofiles", Instruction: "Say the page's title.", StartURL: site.URL + "/branch/hill"}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := surfCmd("work", "--name", "wn", "--idle", "3s", "--max-attempts", "1", "--data", dir, "--allow", site.Host, "--model", "test-model")
+	cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key")
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+	})
+	for ev, err := range b.Watch(ctx, "nofiles") {
+		if err != nil {
+			t.Fatalf("watching the task: %v", err)
+		}
+		if ev.Record.State == board.Running && ev.Record.Progress != "" {
+			break
+		}
+		if ev.Record.State.Terminal() {
+			t.Fatalf("the task ended before its file store could be removed: %+v", ev.Record)
+		}
+	}
+	// the board's file store goes away under the running worker
+	addr, err := os.ReadFile(filepath.Join(dir, "server.addr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(addr))
+	nc, err := nats.Connect(lines[0], nats.Token(lines[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteObjectStore(ctx, board.FilesBucket); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := b.Wait(ctx, "nofiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	if r.State != board.Done || r.Attempts != 1 || r.Result == nil || r.Result.EndReason != string(journal.EndAnswered) {
+		t.Fatalf("the task ended %s after %d attempts (%q, result %+v); want done on the first", r.State, r.Attempts, r.Reason, r.Result)
+	}
+	if r.Result.Journal != "" {
+		t.Errorf("the result names a journal, %q, that was not stored", r.Result.Journal)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "not all of the run's files were stored") {
+		t.Errorf("notes %q, want one saying the files were not stored", r.Notes)
+	}
+	select {
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("surf work exited with %v", waitErr)
+		}
+	case <-ctx.Done():
+		t.Fatal("surf work did not exit when idle")
 	}
 }
