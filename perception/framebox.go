@@ -5,9 +5,9 @@ import (
 	"github.com/chromedp/cdproto/domsnapshot"
 )
 
-// FrameBox is an iframe element's content box and the zoom it renders
-// its document at (CSS zoom on it or its ancestors: the frame's own CSS
-// pixels are that many viewport pixels).
+// FrameBox is an iframe element's content box and its zoom: its rendered
+// width over its width in CSS pixels (CSS zoom on it or its ancestors,
+// times the scale of CSS transforms on them).
 type FrameBox struct {
 	Content Rect    `json:"content"`
 	Zoom    float64 `json:"zoom"`
@@ -41,21 +41,13 @@ func (n *Node) frameBox() Rect {
 	return n.contentBox()
 }
 
-// frameScale is how many viewport pixels one CSS pixel of the frame an
-// iframe element shows is (its CSS zoom): the browser hit-tests a frame in
-// its own CSS pixels, while the snapshot gives its boxes as rendered.
-func (n *Node) frameScale() float64 {
-	if n.frameKnown && n.frameZoom > 0 {
-		return n.frameZoom
-	}
-	return 1
-}
-
 // setFrameBox records an iframe's content box from boxes (in its
-// session's viewport coordinates, which start at originX, originY), if
-// the browser reported one.
-func (n *Node) setFrameBox(boxes map[cdp.BackendNodeID]FrameBox, originX, originY float64) {
+// session's viewport coordinates, whose (0,0) is at originX, originY and
+// whose pixels are scale viewport pixels), if the browser reported one.
+func (n *Node) setFrameBox(boxes map[cdp.BackendNodeID]FrameBox, originX, originY, scale float64) {
 	if b, ok := boxes[n.backend]; ok {
-		n.frameContent, n.frameZoom, n.frameKnown = b.Content.Offset(originX, originY), b.Zoom, true
+		c := b.Content
+		n.frameContent = Rect{originX + c.X*scale, originY + c.Y*scale, c.W * scale, c.H * scale}
+		n.frameZoom, n.frameKnown = b.Zoom, true
 	}
 }

@@ -97,7 +97,7 @@ func Parse(c *Capture) (*Page, error) {
 	}
 	vp := c.Metrics.CSSLayoutViewport
 	p := &Page{View: Rect{0, 0, float64(vp.ClientWidth), float64(vp.ClientHeight)}}
-	main := &Frame{Snap: parseSnapshot(c.Main, p.View, 0, 0, Everywhere, c.Boxes), boxes: c.Boxes, Handle: c.Handle}
+	main := &Frame{Snap: parseSnapshot(c.Main, p.View, topPlacement, Everywhere, c.Boxes), boxes: c.Boxes, Handle: c.Handle}
 	p.Frames = []*Frame{main}
 	placeFrames(p, c.Frames)
 
@@ -161,11 +161,24 @@ func placeFrame(p *Page, frames []FrameCapture, placed []*Frame, i int) (*Frame,
 		}
 		return nil, errors.New("its iframe is not rendered")
 	}
-	owner.setFrameBox(parent.boxes, parent.Snap.originX, parent.Snap.originY)
+	ps := parent.Snap
+	owner.setFrameBox(parent.boxes, ps.originX, ps.originY, ps.scale)
 	content := owner.frameBox()
 	clip := content.Intersect(owner.clipFor())
+	var pl placement
+	if owner.frameKnown {
+		var doc *domsnapshot.DocumentSnapshot
+		if len(fc.Snapshot.Documents) > 0 {
+			doc = fc.Snapshot.Documents[0]
+		}
+		pl = framePlacement(content, owner.frameZoom*ps.scale, doc, fc.Snapshot.Strings)
+	} else {
+		// No box from the browser: inside its iframe's border, as its
+		// parent is.
+		pl = placement{X: content.X, Y: content.Y, Scale: ps.scale, Zoom: 1}
+	}
 	return &Frame{
-		Snap:   parseSnapshot(fc.Snapshot, p.View, content.X, content.Y, clip, fc.Boxes),
+		Snap:   parseSnapshot(fc.Snapshot, p.View, pl, clip, fc.Boxes),
 		boxes:  fc.Boxes,
 		Handle: fc.Handle,
 		URL:    fc.URL,

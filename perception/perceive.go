@@ -201,14 +201,15 @@ func hasCandidateAncestor(n *Node, isCand map[*Node]bool) bool {
 // (the "visually hidden" technique of placing them at -9999px).
 func offPage(n *Node) bool {
 	doc := n.doc
-	left := n.box.X + doc.scrollX // back to document coordinates, relative to the doc origin
-	top := n.box.Y + doc.scrollY
-	if doc.owner != nil {
-		c := doc.owner.frameBox()
-		left -= c.X
-		top -= c.Y
+	scale := doc.scale
+	if scale <= 0 {
+		scale = 1
 	}
-	return left+n.box.W <= 0 || top+n.box.H <= 0 || (doc.width > 0 && left >= doc.width)
+	// Back to document coordinates, in the document's own pixels.
+	left := (n.box.X-doc.originX)/scale + doc.scrollX
+	top := (n.box.Y-doc.originY)/scale + doc.scrollY
+	w, h := n.box.W/scale, n.box.H/scale
+	return left+w <= 0 || top+h <= 0 || (doc.width > 0 && left >= doc.width)
 }
 
 // locate decides where each candidate is and, for those on screen, the

@@ -79,7 +79,7 @@ type Node struct {
 	contentDoc *snapDoc // the document of a same-process iframe
 
 	frameContent Rect    // an iframe's content box as the browser reported it (see frameBox)
-	frameZoom    float64 // and the zoom it shows its document at
+	frameZoom    float64 // and its rendered width over its CSS width (CSS zoom and transforms)
 	frameKnown   bool
 
 	hitBoxes   []Rect // where it takes clicks, for the hit index
@@ -104,6 +104,12 @@ type snapDoc struct {
 	// viewport for the page, the iframe's content box for a frame.
 	clip  Rect
 	owner *Node // the iframe element showing this document, if any
+	// originX, originY is where the document's viewport starts in the
+	// top-level viewport, and scale how many viewport pixels one of its
+	// layout pixels is: less or more than 1 when a CSS transform scales
+	// its iframe or an element around it (CSS zoom is already in its
+	// layout pixels).
+	originX, originY, scale float64
 }
 
 // snapshot is a parsed DOMSnapshot of one CDP session: the page with its
@@ -114,8 +120,65 @@ type Snapshot struct {
 	viewport Rect // the top-level viewport
 	hits     *hitIndex
 	// originX, originY is where the session's viewport starts in the
-	// top-level viewport (non-zero for an out-of-process frame).
-	originX, originY float64
+	// top-level viewport (non-zero for an out-of-process frame), scale
+	// how many viewport pixels one of its layout pixels is, and zoom how
+	// many of its layout pixels one of its CSS pixels is (see placement).
+	originX, originY, scale, zoom float64
+}
+
+// placement is where the top document of a snapshot is shown in the
+// top-level viewport: its viewport starts at X, Y; one of its layout
+// pixels is Scale viewport pixels (a CSS transform on its iframe or
+// around it scales it; CSS zoom does not, the document lays out in zoomed
+// pixels); one of its CSS pixels is Zoom of its layout pixels (the CSS
+// zoom of its iframe, which the browser's hit test divides out).
+type placement struct{ X, Y, Scale, Zoom float64 }
+
+// topPlacement is the page's own: the viewport, unscaled.
+var topPlacement = placement{Scale: 1, Zoom: 1}
+
+// framePlacement places a frame's document in the content box of its
+// iframe (viewport coordinates; frameZoom is its rendered width in
+// viewport pixels over its CSS width, 0 if not known): the document's
+// viewport, its #document box in the snapshot, spans the content box;
+// the ratio of the two is the scale of the transforms around it (a
+// zoomed frame lays out in zoomed pixels), and the rest of frameZoom is
+// its CSS zoom.
+func framePlacement(content Rect, frameZoom float64, doc *domsnapshot.DocumentSnapshot, strs []string) placement {
+	pl := placement{X: content.X, Y: content.Y, Scale: 1, Zoom: 1}
+	if w, h := viewSize(doc, strs); w > 0 && content.W > 0 {
+		pl.Scale = content.W / w
+	} else if h > 0 && content.H > 0 {
+		pl.Scale = content.H / h
+	}
+	if math.Abs(pl.Scale-1) < 0.005 || pl.Scale < 0.01 || pl.Scale > 100 {
+		pl.Scale = 1
+	}
+	if frameZoom > 0 {
+		// frameZoom is the transforms' scale times the frame's zoom.
+		pl.Zoom = frameZoom / pl.Scale
+		if math.Abs(pl.Zoom-1) < 0.01 || pl.Zoom < 0.05 || pl.Zoom > 20 {
+			pl.Zoom = 1
+		}
+	}
+	return pl
+}
+
+// viewSize is the size of a document's viewport in its layout pixels:
+// the box of its #document node.
+func viewSize(d *domsnapshot.DocumentSnapshot, strs []string) (w, h float64) {
+	if d == nil || d.Nodes == nil || d.Layout == nil {
+		return 0, 0
+	}
+	for li, ni := range d.Layout.NodeIndex {
+		if ni < 0 || int(ni) >= len(d.Nodes.NodeType) || d.Nodes.NodeType[ni] != 9 {
+			continue
+		}
+		if li < len(d.Layout.Bounds) && len(d.Layout.Bounds[li]) == 4 {
+			return d.Layout.Bounds[li][2], d.Layout.Bounds[li][3]
+		}
+	}
+	return 0, 0
 }
 
 func (s *Snapshot) str(i domsnapshot.StringIndex) string {
@@ -179,14 +242,20 @@ func (n *Node) isDescendantOf(a *Node) bool {
 	return false
 }
 
-// parseSnapshot turns the columnar DOMSnapshot result into trees. origin is
-// where the first document's (0,0) lies in viewport coordinates (non-zero
-// for an out-of-process frame), and clip the part of the viewport it shows.
-// boxes are the content boxes of the session's iframe elements as the
-// browser reported them (see frameBoxes), in the session's viewport
+// parseSnapshot turns the columnar DOMSnapshot result into trees. pl is
+// where the first document lies in the top-level viewport (not the origin
+// for an out-of-process frame), and clip the part of the viewport it
+// shows. boxes are the content boxes of the session's iframe elements as
+// the browser reported them (see frameBoxes), in the session's viewport
 // coordinates; a frame without one is placed inside its iframe's border.
-func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport Rect, originX, originY float64, clip Rect, boxes map[cdp.BackendNodeID]FrameBox) *Snapshot {
-	s := &Snapshot{strings: res.Strings, viewport: viewport, originX: originX, originY: originY}
+func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport Rect, pl placement, clip Rect, boxes map[cdp.BackendNodeID]FrameBox) *Snapshot {
+	if pl.Scale <= 0 {
+		pl.Scale = 1
+	}
+	if pl.Zoom <= 0 {
+		pl.Zoom = 1
+	}
+	s := &Snapshot{strings: res.Strings, viewport: viewport, originX: pl.X, originY: pl.Y, scale: pl.Scale, zoom: pl.Zoom}
 	for i, d := range res.Documents {
 		doc := s.parseDoc(d)
 		doc.index = i
@@ -197,9 +266,9 @@ func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport Rect, origin
 	}
 	root := s.docs[0]
 	root.clip = clip
-	s.place(root, originX, originY)
+	s.place(root, pl.X, pl.Y, pl.Scale)
 	// Documents come parent before child: place each frame's document at
-	// its iframe element's content box.
+	// its iframe element's content box, scaled as the iframe is.
 	for di, d := range res.Documents {
 		if d.Nodes == nil || d.Nodes.ContentDocumentIndex == nil {
 			continue
@@ -216,25 +285,33 @@ func parseSnapshot(res *domsnapshot.CaptureSnapshotResult, viewport Rect, origin
 			}
 			owner, child := parent.nodes[idx], s.docs[ci]
 			owner.contentDoc, child.owner = child, owner
-			owner.setFrameBox(boxes, originX, originY)
+			owner.setFrameBox(boxes, pl.X, pl.Y, pl.Scale)
 			content := owner.frameBox()
 			child.clip = content.Intersect(owner.clipFor())
-			s.place(child, content.X, content.Y)
+			cp := framePlacement(content, 0, res.Documents[ci], res.Strings)
+			if !owner.frameKnown {
+				cp.Scale = parent.scale // no box from the browser: as its parent is
+			}
+			s.place(child, cp.X, cp.Y, cp.Scale)
 		}
 	}
 	return s
 }
 
 // place moves a document's boxes from its own coordinates into the
-// viewport's, given where its (0,0) is before scrolling.
-func (s *Snapshot) place(doc *snapDoc, originX, originY float64) {
-	dx, dy := originX-doc.scrollX, originY-doc.scrollY
+// viewport's, given where its viewport starts and how many viewport
+// pixels one of its pixels is.
+func (s *Snapshot) place(doc *snapDoc, originX, originY, scale float64) {
+	doc.originX, doc.originY, doc.scale = originX, originY, scale
+	at := func(r Rect) Rect {
+		return Rect{originX + (r.X-doc.scrollX)*scale, originY + (r.Y-doc.scrollY)*scale, r.W * scale, r.H * scale}
+	}
 	for _, n := range doc.nodes {
 		if n.hasLayout {
-			n.box = n.box.Offset(dx, dy)
+			n.box = at(n.box)
 		}
 		for i := range n.frags {
-			n.frags[i] = n.frags[i].Offset(dx, dy)
+			n.frags[i] = at(n.frags[i])
 		}
 	}
 }
@@ -722,11 +799,23 @@ func (n *Node) IsDescendantOf(a *Node) bool { return n.isDescendantOf(a) }
 func (n *Node) Describe() string { return n.describe() }
 
 // FrameBox is where an iframe element shows its document, viewport
-// coordinates; FrameScale is the zoom it shows it at.
+// coordinates.
 func (n *Node) FrameBox() Rect { return n.frameBox() }
 
-// FrameScale is the zoom an iframe element shows its document at.
-func (n *Node) FrameScale() float64 { return n.frameScale() }
+// HitPoint converts a point of the top-level viewport into the
+// coordinates the browser's hit test (DOM.getNodeForLocation) takes on the
+// snapshot's session: its top document's CSS pixels, scrolled.
+func (s *Snapshot) HitPoint(x, y float64) (float64, float64) {
+	scale, zoom := s.scale, s.zoom
+	if scale <= 0 {
+		scale = 1
+	}
+	if zoom <= 0 {
+		zoom = 1
+	}
+	sx, sy := s.Scroll()
+	return ((x-s.originX)/scale + sx) / zoom, ((y-s.originY)/scale + sy) / zoom
+}
 
 // Scroll is how far the snapshot's top document is scrolled.
 func (s *Snapshot) Scroll() (x, y float64) {

@@ -410,17 +410,8 @@ func (s *Surfer) hitTestAt(ctx context.Context, r *elementRef, px, py float64) (
 	for fs := r.src; fs != nil; fs = fs.Parent {
 		chain = append([]*frameSnap{fs}, chain...)
 	}
-	zoom := 1.0
 	for i, fs := range chain {
-		x, y := px, py
-		if fs.Owner != nil {
-			c := fs.Owner.FrameBox()
-			x, y = x-c.X, y-c.Y
-			zoom *= fs.Owner.FrameScale()
-		}
-		sx, sy := fs.Snap.Scroll()
-		x, y = x+sx, y+sy
-		x, y = x/zoom, y/zoom // the frame hit-tests in its own CSS pixels
+		x, y := fs.Snap.HitPoint(px, py) // the frame hit-tests in its own CSS pixels
 		no := false
 		res, err := cdp.Call(ctx, sessOf(fs), dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no})
 		if err != nil {

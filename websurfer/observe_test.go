@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/tokens"
 	"github.com/surfkit/surf/perception"
@@ -92,6 +93,7 @@ var perceptionFixtures = []struct {
 	{"disabled.html", 0},
 	{"dense.html", 0},
 	{"padded.html", 0},
+	{"scaled.html", 0},
 	{"multiselect.html", 0},
 	{"modal.html", 0},
 	{"crowd.html", 0},
@@ -183,17 +185,16 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 			continue
 		}
 		r := obs.refs[e.ID]
-		ox, oy, zoom, err := frameOrigin(r.src)
+		fo, err := frameOrigin(r.src)
 		if err != nil {
 			t.Errorf("element %d %q: %v", e.ID, e.Name, err)
 			continue
 		}
-		x, y := r.clickX-ox, r.clickY-oy
 		// The browser hit-tests in document coordinates of the session's
 		// top document, in its CSS pixels.
 		sx, sy := r.src.Snap.Scroll()
-		x, y = x+sx, y+sy
-		x, y = x/zoom, y/zoom
+		x := ((r.clickX-fo.x)/fo.scale + sx) / fo.zoom
+		y := ((r.clickY-fo.y)/fo.scale + sy) / fo.zoom
 		no := false
 		res, err := cdp.Call(context.Background(), r.sess(), dom.GetNodeForLocation, dom.GetNodeForLocationParams{
 			X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no,
@@ -213,26 +214,53 @@ func checkMarksHit(t *testing.T, s *Surfer, obs *Observation) {
 	}
 }
 
-// frameOrigin is where an out-of-process frame's viewport starts in the
-// top-level viewport, and its zoom, asked of the browser frame by frame
-// (the content box of each iframe element, inside its border and padding,
-// and its rendered width over its CSS width), not taken from the
-// observation.
-func frameOrigin(fs *frameSnap) (x, y, zoom float64, err error) {
+// origin is where an out-of-process frame's viewport starts in the
+// top-level viewport, how many viewport pixels one of its layout pixels is
+// (the scale of CSS transforms around its iframe) and how many of its
+// layout pixels one of its CSS pixels is (its CSS zoom).
+type origin struct{ x, y, scale, zoom float64 }
+
+// frameOrigin is the origin of an out-of-process frame, asked of the
+// browser frame by frame, not taken from the observation: the content box
+// of each iframe element (inside its border and padding) in its parent's
+// layout pixels, the iframe's rendered width over its CSS width (its zoom
+// times the transforms' scale), and the frame's zoom, its root element's
+// rendered width over its CSS width.
+func frameOrigin(fs *frameSnap) (origin, error) {
 	if fs.Owner == nil || fs.Parent == nil {
-		return 0, 0, 1, nil
+		return origin{0, 0, 1, 1}, nil
 	}
-	px, py, pz, err := frameOrigin(fs.Parent)
+	p, err := frameOrigin(fs.Parent)
 	if err != nil {
-		return 0, 0, 0, err
+		return origin{}, err
 	}
-	res, err := cdp.Call(context.Background(), sessOf(fs.Parent), dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: fs.Owner.Backend()})
+	ctx := context.Background()
+	res, err := cdp.Call(ctx, sessOf(fs.Parent), dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: fs.Owner.Backend()})
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("the box of the iframe of %s: %w", fs.URL, err)
+		return origin{}, fmt.Errorf("the box of the iframe of %s: %w", fs.URL, err)
 	}
 	c, b := res.Model.Content, res.Model.Border
-	zoom = pz * (max(b[0], b[2], b[4], b[6]) - min(b[0], b[2], b[4], b[6])) / float64(res.Model.Width)
-	return px + min(c[0], c[2], c[4], c[6]), py + min(c[1], c[3], c[5], c[7]), zoom, nil
+	rendered := (max(b[0], b[2], b[4], b[6]) - min(b[0], b[2], b[4], b[6])) / float64(res.Model.Width)
+	var root runtime.EvaluateResult
+	if err := sessOf(fs).Call(ctx, runtime.CommandEvaluate, runtime.EvaluateParams{Expression: "document.documentElement"}, &root); err != nil || root.Result == nil {
+		return origin{}, fmt.Errorf("the root element of %s: %v", fs.URL, err)
+	}
+	desc, err := cdp.Call(ctx, sessOf(fs), dom.DescribeNode, dom.DescribeNodeParams{ObjectID: root.Result.ObjectID})
+	if err != nil {
+		return origin{}, fmt.Errorf("the root element of %s: %w", fs.URL, err)
+	}
+	rm, err := cdp.Call(ctx, sessOf(fs), dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: desc.Node.BackendNodeID})
+	if err != nil {
+		return origin{}, fmt.Errorf("the box of the root element of %s: %w", fs.URL, err)
+	}
+	rb := rm.Model.Border
+	zoom := (max(rb[0], rb[2], rb[4], rb[6]) - min(rb[0], rb[2], rb[4], rb[6])) / float64(rm.Model.Width)
+	return origin{
+		x:     p.x + p.scale*min(c[0], c[2], c[4], c[6]),
+		y:     p.y + p.scale*min(c[1], c[3], c[5], c[7]),
+		scale: p.scale * rendered / zoom,
+		zoom:  zoom,
+	}, nil
 }
 
 // TestObserveChangesNothing watches the page (and its same-origin frame)

@@ -36,7 +36,16 @@ func (f *fixture) inFrame(frame, role, name string) int {
 func TestPaddedFrameForms(t *testing.T) {
 	f := newFixture(t, Config{}, sandbox.SessionConfig{})
 	f.visit("/perception/padded.html")
-	for _, who := range []string{"who=cross", "who=zoomed", "who=nested-cross"} {
+	f.submitFrameForms("who=cross", "who=zoomed", "who=nested-cross")
+}
+
+// submitFrameForms fills and submits the frame-form.html forms of the
+// frames whose URLs contain each of whos through the model's tools, and
+// checks that each sent what was typed.
+func (f *fixture) submitFrameForms(whos ...string) {
+	f.t.Helper()
+	t := f.t
+	for _, who := range whos {
 		name := strings.TrimPrefix(who, "who=")
 		f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "Ada %s", "press_enter": false}`, f.inFrame(who, "textbox", "Name"), name))
 		f.ok("input_text", fmt.Sprintf(`{"input_field_id": %d, "text_value": "Paris", "press_enter": false}`, f.inFrame(who, "textbox", "City")))

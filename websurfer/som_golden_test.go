@@ -19,7 +19,7 @@ import (
 // -update rewrites them), and checks that no two labels overlap.
 func TestSetOfMarkGoldens(t *testing.T) {
 	sites := browsertest.ServeSites(t)
-	for _, name := range []string{"native", "frames", "overlay", "dense", "crowd"} {
+	for _, name := range []string{"native", "frames", "overlay", "dense", "crowd", "scaled"} {
 		t.Run(name, func(t *testing.T) {
 			s := newSurfer(t, Config{})
 			gotoPage(t, s, sites.A+"/perception/"+name+".html")
