@@ -73,6 +73,11 @@ func findCandidates(fs *Frame, viewport Rect) []*Candidate {
 	var out []*Candidate
 	vpArea := viewport.Area()
 	isCand := map[*Node]bool{}
+	for f := fs; f.Parent != nil; f = f.Parent {
+		if f.Owner != nil && f.Owner.ariaHidden() {
+			return nil // an out-of-process frame in an inert or aria-hidden iframe: as hidden as its iframe
+		}
+	}
 	for _, doc := range fs.Snap.docs {
 		for _, n := range doc.nodes {
 			if !n.isElement() || !n.hasLayout {

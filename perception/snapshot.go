@@ -83,6 +83,7 @@ type Node struct {
 	frameKnown   bool
 
 	hitBoxes   []Rect // where it takes clicks, for the hit index
+	inertMemo  int8   // inert: 0 not known yet, 1 no, 2 yes
 	clipMemo   Rect   // clipInside memo
 	clipMemoOK bool
 }
@@ -638,8 +639,8 @@ func (s *Snapshot) buildHits() {
 			if n.style(styleVisibility) != "visible" && n.style(styleVisibility) != "" {
 				continue
 			}
-			if n.style(stylePointerEvents) == "none" {
-				continue
+			if n.style(stylePointerEvents) == "none" || n.inert() {
+				continue // the browser's hit test passes through it
 			}
 			clip := n.clipFor().Intersect(vp)
 			n.hitBoxes = nil
@@ -701,6 +702,35 @@ func (s *Snapshot) top(x, y float64) *Node {
 		}
 	}
 	return best
+}
+
+// inert reports whether n is inert: it or an element around it (across
+// shadow roots and same-process frames) has the inert attribute. The
+// browser hit-tests an inert node as if it had pointer-events: none (HTML,
+// "inert subtrees"), so an inert overlay covers nothing: the click goes
+// through to what is under it.
+func (n *Node) inert() bool {
+	var walk func(x *Node, depth int) bool
+	walk = func(x *Node, depth int) bool {
+		if x == nil || depth > 4096 {
+			return false
+		}
+		if x.inertMemo != 0 {
+			return x.inertMemo == 2
+		}
+		in := false
+		if _, ok := x.attr("inert"); ok && x.isElement() {
+			in = true
+		} else {
+			in = walk(x.flatParent(), depth+1)
+		}
+		x.inertMemo = 1
+		if in {
+			x.inertMemo = 2
+		}
+		return in
+	}
+	return walk(n, 0)
 }
 
 // ariaHidden reports whether n or an ancestor is aria-hidden or inert, or

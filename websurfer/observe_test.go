@@ -94,6 +94,7 @@ var perceptionFixtures = []struct {
 	{"dense.html", 0},
 	{"padded.html", 0},
 	{"scaled.html", 0},
+	{"inert.html", 0},
 	{"multiselect.html", 0},
 	{"modal.html", 0},
 	{"crowd.html", 0},

@@ -1,6 +1,7 @@
 package websurfer
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/surfkit/surf/sandbox"
@@ -15,4 +16,29 @@ func TestScaledFrameForms(t *testing.T) {
 	f := newFixture(t, Config{}, sandbox.SessionConfig{})
 	f.visit("/perception/scaled.html")
 	f.submitFrameForms("who=same", "who=cross", "who=big", "who=nested-same", "who=nested-cross")
+}
+
+// TestInertOverlayLetsClicksThrough checks that an inert overlay, which
+// the browser's hit test passes through, covers nothing: the button under
+// it is listed on screen and its click reaches the page, and so do the
+// fields of a cross-origin frame under another; an overlay that is not
+// inert still covers its button.
+func TestInertOverlayLetsClicksThrough(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	obs := f.visit("/perception/inert.html")
+	for _, e := range obs.Elements {
+		if e.Name == "Refresh prices" {
+			t.Errorf("the inert overlay's own button is listed: %s", e.Line())
+		}
+	}
+	pay := f.id("button", "Pay now")
+	if w := f.where("Pay now"); w != InViewport {
+		t.Fatalf("the button under the inert overlay is %s, want %s:\n%s", w, InViewport, obs.Text())
+	}
+	f.ok("click", fmt.Sprintf(`{"target_id": %d}`, pay))
+	if got := f.js(`document.getElementById('result').textContent`); got != "paid" {
+		t.Errorf("the click did not reach the button under the inert overlay: result %q", got)
+	}
+	f.submitFrameForms("who=under-veil")
+	f.fail("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Blocked button")), "covered")
 }
