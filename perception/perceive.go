@@ -106,7 +106,7 @@ func findCandidates(fs *Frame, viewport Rect) []*Candidate {
 					continue
 				}
 			}
-			if n.ariaHidden() || n.transparent() {
+			if n.ariaHidden() || (n.transparent() && !paintedUnder(n, graphics(doc))) {
 				continue
 			}
 			isCand[n] = true
@@ -138,6 +138,76 @@ func findCandidates(fs *Frame, viewport Rect) []*Candidate {
 		kept = append(kept, c)
 	}
 	return kept
+}
+
+// A fully transparent element (opacity: 0, on it or around it) paints
+// nothing, yet the browser hit-tests it as usual: it takes the clicks on
+// whatever is under it. Most are hidden on purpose (a honeypot field a
+// bot should not fill, a trap link), and are not listed. But a page that
+// draws its controls on a canvas, an image or an SVG lays transparent hit
+// regions over them: the model sees the button in the drawing, and the
+// transparent element is what takes its click. So a transparent element
+// is listed when a visible graphic (canvas, img, svg, video, embed,
+// object) of its document lies under its centre, painted before it, and it
+// is not a field that takes typed text (the usual honeypot, which a
+// drawing does not show as one).
+
+// graphicTags are the elements that paint a picture a transparent hit
+// region can stand for.
+var graphicTags = map[string]bool{"CANVAS": true, "IMG": true, "svg": true, "SVG": true, "VIDEO": true, "EMBED": true, "OBJECT": true}
+
+// graphics lists the visible graphics of a document, once.
+func graphics(doc *snapDoc) []*Node {
+	if doc.graphicsOK {
+		return doc.graphics
+	}
+	doc.graphicsOK = true
+	for _, g := range doc.nodes {
+		if !graphicTags[g.name] || !g.hasLayout || g.box.W < 4 || g.box.H < 4 {
+			continue
+		}
+		if v := g.style(styleVisibility); v != "" && v != "visible" {
+			continue
+		}
+		if g.transparent() {
+			continue
+		}
+		doc.graphics = append(doc.graphics, g)
+	}
+	return doc.graphics
+}
+
+// paintedUnder reports whether a transparent element n lies over one of a
+// document's graphics, which shows what it is, and is not a text field.
+func paintedUnder(n *Node, gs []*Node) bool {
+	if len(gs) == 0 || takesText(n) {
+		return false
+	}
+	cx, cy := n.box.Center()
+	for _, g := range gs {
+		if g == n || !g.box.Intersect(g.clipFor()).Contains(cx, cy) {
+			continue // not under its centre, or clipped away there
+		}
+		if g.paint < n.paint || n.isDescendantOf(g) {
+			return true // painted before it, so under it
+		}
+	}
+	return false
+}
+
+// takesText reports whether n is a field for typed text.
+func takesText(n *Node) bool {
+	switch n.name {
+	case "TEXTAREA":
+		return true
+	case "INPUT":
+		switch strings.ToLower(n.attrOr("type")) {
+		case "button", "submit", "reset", "image", "checkbox", "radio", "range", "color", "file":
+			return false
+		}
+		return true
+	}
+	return isEditable(n)
 }
 
 // classify says why n may be interactive.

@@ -105,6 +105,9 @@ type snapDoc struct {
 	// viewport for the page, the iframe's content box for a frame.
 	clip  Rect
 	owner *Node // the iframe element showing this document, if any
+	// graphics are its visible canvases, images, SVGs... (see graphics).
+	graphics   []*Node
+	graphicsOK bool
 	// originX, originY is where the document's viewport starts in the
 	// top-level viewport, and scale how many viewport pixels one of its
 	// layout pixels is: less or more than 1 when a CSS transform scales

@@ -95,6 +95,7 @@ var perceptionFixtures = []struct {
 	{"padded.html", 0},
 	{"scaled.html", 0},
 	{"inert.html", 0},
+	{"canvas.html", 0},
 	{"multiselect.html", 0},
 	{"modal.html", 0},
 	{"crowd.html", 0},

@@ -42,3 +42,28 @@ func TestInertOverlayLetsClicksThrough(t *testing.T) {
 	f.submitFrameForms("who=under-veil")
 	f.fail("click", fmt.Sprintf(`{"target_id": %d}`, f.id("button", "Blocked button")), "covered")
 }
+
+// TestTransparentHitRegionOverCanvas checks that a transparent (opacity:
+// 0) button over a canvas that draws it, and a transparent hit region over
+// an SVG, are listed and their clicks reach the page, while a transparent
+// text field (a honeypot) and a transparent link over plain text are not
+// listed.
+func TestTransparentHitRegionOverCanvas(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	obs := f.visit("/perception/canvas.html")
+	for _, e := range obs.Elements {
+		if e.Name == "Website" || e.Name == "terms" {
+			t.Errorf("a hidden transparent element is listed: %s", e.Line())
+		}
+	}
+	for _, c := range []struct{ name, want string }{{"Play", "playing"}, {"Next slide", "next"}} {
+		id := f.id("button", c.name)
+		if w := f.where(c.name); w != InViewport {
+			t.Fatalf("%s is %s, want %s", c.name, w, InViewport)
+		}
+		f.ok("click", fmt.Sprintf(`{"target_id": %d}`, id))
+		if got := f.js(`document.getElementById('result').textContent`); got != c.want {
+			t.Errorf("clicking %s: result %q, want %q", c.name, got, c.want)
+		}
+	}
+}
