@@ -67,7 +67,10 @@ type Element struct {
 	FrameLabel string `json:"frame_label,omitempty"` // the frame's short name in the text, "F1"
 	Tag        string `json:"tag"`
 	InputType  string `json:"input_type,omitempty"`
-	Href       string `json:"href,omitempty"`
+	// Format is the form a date, time or colour field takes its value in
+	// (see inputFormats): "YYYY-MM-DD", "#rrggbb", ...
+	Format string `json:"format,omitempty"`
+	Href   string `json:"href,omitempty"`
 
 	// ClippedSide is where a Clipped element is in its container (above,
 	// below, left or right): the way to scroll the container to show it.
@@ -144,6 +147,9 @@ func (e *Element) Line() string {
 	}
 	if e.Placeholder != "" && e.Placeholder != e.Name {
 		b.WriteString(" placeholder=" + Quote(e.Placeholder, 40))
+	}
+	if e.Format != "" {
+		b.WriteString(" format=" + jsonQuote(e.Format))
 	}
 	if len(e.Options) > 0 {
 		b.WriteString(" options=" + quoteOptions(e.Options))
@@ -288,6 +294,12 @@ func makeElement(c *Candidate) *Element {
 		if e.Value == "" && e.InputType != "password" && e.InputType != "checkbox" && e.InputType != "radio" {
 			e.Value = n.inputVal
 		}
+		if f, ok := inputFormats[e.InputType]; ok {
+			e.Format = f
+			// The field's value as typed into it, not as displayed in
+			// the locale's form.
+			e.Value = n.inputVal
+		}
 	}
 	if e.InputType == "password" {
 		e.Value = "" // never show a password field's content
@@ -323,8 +335,27 @@ func makeElement(c *Candidate) *Element {
 	return e
 }
 
+// inputFormats are the formats of the date, time and colour fields, by
+// input type: what surf types into them (the HTML value formats, which
+// input_text types as keys into the field's parts) and what their values
+// read as. Chromium's accessibility tree gives these fields internal
+// roles (Date, InputTime, DateTime for datetime-local, month and week,
+// ColorWell); HTML-AAM maps none of them to an ARIA role ("no
+// corresponding role", https://www.w3.org/TR/html-aam-1.0/#el-input-date
+// and the sections after it). surf lists them as textbox, the role of a
+// field the model types into, with its format.
+var inputFormats = map[string]string{
+	"date":           "YYYY-MM-DD",       // 2027-09-14
+	"time":           "HH:MM",            // 13:45, 24-hour
+	"datetime-local": "YYYY-MM-DDTHH:MM", // 2027-09-14T13:45
+	"month":          "YYYY-MM",          // 2027-09
+	"week":           "YYYY-Www",         // 2027-W37
+	"color":          "#rrggbb",          // #3366cc
+}
+
 // chromeRoles maps Chromium's internal role names to ARIA ones the model
-// knows.
+// knows. The date, time and colour fields' (Date, InputTime, DateTime,
+// ColorWell) are mapped with their formats (see inputFormats).
 var chromeRoles = map[string]string{
 	"DisclosureTriangle":    "button",
 	"PopUpButton":           "combobox",
@@ -336,6 +367,10 @@ var chromeRoles = map[string]string{
 	"TextFieldWithComboBox": "combobox",
 	"Audio":                 "audio",
 	"Video":                 "video",
+	"Date":                  "textbox",
+	"InputTime":             "textbox",
+	"DateTime":              "textbox",
+	"ColorWell":             "textbox",
 }
 
 func tagRole(n *Node) string {

@@ -14,7 +14,7 @@ import (
 // payloads (go test ./websurfer -run TestObserveFixtures -record).
 var recordedFixtures = []string{
 	"native", "aria", "clickable", "frames", "shadow", "overlay", "scroll", "hscroll", "clip-path",
-	"partly-covered", "hidden", "disabled", "dense", "padded", "scaled", "inert", "canvas", "multiselect", "modal", "crowd",
+	"partly-covered", "hidden", "disabled", "dense", "padded", "scaled", "inert", "canvas", "datetime", "multiselect", "modal", "crowd",
 	"actions-select", "actions-select-next",
 }
 

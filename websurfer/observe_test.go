@@ -96,6 +96,7 @@ var perceptionFixtures = []struct {
 	{"scaled.html", 0},
 	{"inert.html", 0},
 	{"canvas.html", 0},
+	{"datetime.html", 0},
 	{"multiselect.html", 0},
 	{"modal.html", 0},
 	{"crowd.html", 0},
