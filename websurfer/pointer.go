@@ -139,17 +139,8 @@ func (s *Surfer) hitPoint(ctx context.Context, px, py float64) (*snapNode, *fram
 		return nil, nil, nil
 	}
 	fs := frames[0]
-	zoom := 1.0
 	for depth := 0; depth < 16; depth++ {
-		x, y := px, py
-		if fs.Owner != nil {
-			c := fs.Owner.FrameBox()
-			x, y = x-c.X, y-c.Y
-			zoom *= fs.Owner.FrameScale()
-		}
-		sx, sy := fs.Snap.Scroll()
-		x, y = x+sx, y+sy
-		x, y = x/zoom, y/zoom
+		x, y := fs.Snap.HitPoint(px, py) // the frame hit-tests in its own CSS pixels
 		no := false
 		res, err := cdp.Call(ctx, sessOf(fs), dom.GetNodeForLocation, dom.GetNodeForLocationParams{X: int64(x), Y: int64(y), IncludeUserAgentShadowDOM: &no, IgnorePointerEventsNone: &no})
 		if err != nil {
