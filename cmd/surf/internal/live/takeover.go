@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/surfkit/surf/perception"
 )
 
 // takeover is a person at the wheel.
@@ -67,15 +69,17 @@ func (s *Session) HandBack() error {
 }
 
 // handBackNote is what the agent is told after a takeover. The URL and
-// title are redacted by the run like every observation note.
+// title are the page's words, not surf's: quoted and cut as in an
+// observation (a title may read like a note from surf). They are
+// redacted by the run like every observation note.
 func handBackNote(d time.Duration, u, title string) string {
 	d = d.Round(time.Second)
 	if d < time.Second {
 		d = time.Second
 	}
-	where := u
+	where := "url " + perception.Quote(u, 200)
 	if title != "" {
-		where += fmt.Sprintf(" (%s)", title)
+		where += " title " + perception.Quote(title, 120)
 	}
 	return fmt.Sprintf("The user took over the browser for %s and handed it back; the page is now %s. What they did is not in your history: look at the page again before going on.", d, where)
 }
