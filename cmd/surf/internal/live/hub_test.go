@@ -224,3 +224,31 @@ func TestHandBackNoteQuotesThePage(t *testing.T) {
 		t.Errorf("the note carries the title uncut: %s", note)
 	}
 }
+
+// TestHelpReasonNotRedactedForTypedText: the agent's request for help is
+// shown as the agent wrote it (its secrets were redacted before), not
+// redacted again for what a person typed.
+func TestHelpReasonNotRedactedForTypedText(t *testing.T) {
+	h := New(Config{})
+	t.Cleanup(h.Close)
+	typed := func(s string) string { return strings.ReplaceAll(s, "gadget", "<typed-by-user>") }
+	s, err := h.Open(SessionOptions{Owner: "test", Surfer: newFake(), Redact: typed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := s.Help(ctx, "find the gadget"); done <- err }()
+	for s.Snapshot().Summary.Help == "" {
+		time.Sleep(time.Millisecond)
+	}
+	snap := s.Snapshot()
+	cancel()
+	<-done
+	if snap.Summary.Help != "find the gadget" {
+		t.Errorf("the live view shows the request as %q", snap.Summary.Help)
+	}
+	if n := snap.Notices; len(n) != 1 || !strings.Contains(n[0].Text, "find the gadget") {
+		t.Errorf("the notices are %+v", n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/surfkit/surf/perception"
@@ -117,8 +118,13 @@ func (s *Session) Between(ctx context.Context) (string, error) {
 // UI shows the reason, and it waits for someone to take over and hand
 // back, until ctx ends (the surfer bounds it by its help timeout). It
 // returns the hand-back note.
+//
+// The reason is the agent's own words, its secrets already redacted
+// (websurfer.Surfer.RequestHelp): it is not redacted again for what a
+// person typed, which would take the agent's words that a person also
+// typed out of its request.
 func (s *Session) Help(ctx context.Context, reason string) (string, error) {
-	why := s.red(reason)
+	why := strings.TrimSpace(reason)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -129,7 +135,7 @@ func (s *Session) Help(ctx context.Context, reason string) (string, error) {
 		s.helpWhy = "(no reason given)"
 	}
 	s.mu.Unlock()
-	s.notice("help", "the agent asks for help: "+s.red(reason))
+	s.noticeAsIs("help", "the agent asks for help: "+why)
 	s.changed()
 	defer func() {
 		s.mu.Lock()
