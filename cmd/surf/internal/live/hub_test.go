@@ -128,7 +128,7 @@ func TestTakeoverBetweenAndHelp(t *testing.T) {
 	if err := s.HandBack(); err != nil {
 		t.Fatal(err)
 	}
-	if n := <-got; !strings.Contains(n, "took over the browser") || !strings.Contains(n, "http://a.test/now (Now)") {
+	if n := <-got; !strings.Contains(n, "took over the browser") || !strings.Contains(n, `url "http://a.test/now" title "Now"`) {
 		t.Fatalf("the hand-back note: %q", n)
 	}
 	// request_help waits for a takeover and a hand-back.
