@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -30,17 +31,22 @@ const maxRedactions = 512
 //
 // Keystrokes arrive one at a time: Type adds to the current run of
 // typing, which is redacted as it grows; Break ends the run (a click, a
-// Tab, Enter), keeping it. Whitespace-separated words of at least four
-// characters are redacted on their own too, since a page may echo one.
+// Tab, Enter), keeping it.
+//
+// Only what the person typed is hidden, nothing else: a value is replaced
+// where it stands on its own, not where its characters are part of a
+// longer word ("wid" typed hides "wid", not the start of "widgets"), and
+// a run of several words is hidden whole, not word by word (typing "blue
+// lamp" does not hide every "lamp" of every page).
 type Redactions struct {
 	mu      sync.RWMutex
 	kept    []string // values redacted, oldest first
 	run     []rune   // the current run of typing
 	version int
-	// cache is the replacer for version cached; nil when stale.
-	cache  *strings.Replacer
+	// forms are every form of every value, longest first, for version
+	// cached; nil when stale.
+	forms  []string
 	cached int
-	forms  []string // every form of every value, longest first
 }
 
 // NewRedactions returns an empty set.
@@ -149,35 +155,120 @@ func (r *Redactions) Len() int {
 }
 
 // Redact replaces every value of the set, in every encoding Redact knows
-// for secrets, with TypedPlaceholder.
+// for secrets, with TypedPlaceholder, where it stands on its own (see
+// Redactions).
 func (r *Redactions) Redact(text string) string {
 	if r == nil || text == "" {
 		return text
 	}
-	rep, forms := r.replacer()
-	if rep == nil {
+	forms := r.present(text)
+	if len(forms) == 0 {
 		return text
 	}
-	// Cheap test first: most text holds none of the values.
-	for _, f := range forms {
-		if strings.Contains(text, f) {
-			return rep.Replace(text)
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(text); {
+		if f := matchAt(text, i, forms); f != "" {
+			b.WriteString(text[last:i])
+			b.WriteString(TypedPlaceholder)
+			i += len(f)
+			last = i
+			continue
 		}
+		_, n := utf8.DecodeRuneInString(text[i:])
+		i += n
 	}
-	return text
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
 }
 
 // Contains reports whether text holds a value of the set in any of the
-// forms Redact replaces.
+// forms Redact replaces, where Redact replaces it.
 func (r *Redactions) Contains(text string) bool {
 	if r == nil || text == "" {
 		return false
 	}
-	_, forms := r.replacer()
+	forms := r.present(text)
 	for _, f := range forms {
-		if strings.Contains(text, f) {
-			return true
+		for off := 0; ; {
+			j := strings.Index(text[off:], f)
+			if j < 0 {
+				break
+			}
+			if alone(text, off+j, off+j+len(f)) {
+				return true
+			}
+			off += j + 1
 		}
+	}
+	return false
+}
+
+// present returns the forms of the set's values that text holds
+// somewhere, longest first: most text holds none.
+func (r *Redactions) present(text string) []string {
+	var out []string
+	for _, f := range r.allForms() {
+		if strings.Contains(text, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// matchAt returns the longest of forms that starts at text[i] and stands
+// on its own there, or "".
+func matchAt(text string, i int, forms []string) string {
+	for _, f := range forms {
+		if strings.HasPrefix(text[i:], f) && alone(text, i, i+len(f)) {
+			return f
+		}
+	}
+	return ""
+}
+
+// alone reports whether text[i:j] stands on its own: neither end runs on
+// into a word (a letter or digit on both sides of the edge). An escape
+// just before it (%2F, \u0022, \n) ends the word before it.
+func alone(text string, i, j int) bool {
+	first, _ := utf8.DecodeRuneInString(text[i:j])
+	if i > 0 && isWordRune(first) && !escapeBefore(text, i) {
+		if prev, _ := utf8.DecodeLastRuneInString(text[:i]); isWordRune(prev) {
+			return false
+		}
+	}
+	lastR, _ := utf8.DecodeLastRuneInString(text[i:j])
+	if j < len(text) && isWordRune(lastR) {
+		if next, _ := utf8.DecodeRuneInString(text[j:]); isWordRune(next) {
+			return false
+		}
+	}
+	return true
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// escapeBefore reports whether text[:i] ends with a percent escape (%3D),
+// a JSON \u escape or a one-letter backslash escape (\n, \t).
+func escapeBefore(text string, i int) bool {
+	hex := func(s string) bool {
+		for _, c := range []byte(s) {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case i >= 3 && text[i-3] == '%' && hex(text[i-2:i]):
+		return true
+	case i >= 6 && text[i-6] == '\\' && text[i-5] == 'u' && hex(text[i-4:i]):
+		return true
+	case i >= 2 && text[i-2] == '\\' && strings.IndexByte("nrtbf", text[i-1]) >= 0:
+		return true
 	}
 	return false
 }
@@ -185,13 +276,13 @@ func (r *Redactions) Contains(text string) bool {
 // empty reports whether the set redacts nothing.
 func (r *Redactions) empty() bool { return r.Len() == 0 }
 
-// replacer returns the replacer of the set's current values and their
-// forms, longest first.
-func (r *Redactions) replacer() (*strings.Replacer, []string) {
+// allForms returns the forms of the set's current values, longest
+// first.
+func (r *Redactions) allForms() []string {
 	r.mu.RLock()
-	if r.cache != nil && r.cached == r.version {
+	if r.forms != nil && r.cached == r.version {
 		defer r.mu.RUnlock()
-		return r.cache, r.forms
+		return r.forms
 	}
 	values := append([]string(nil), r.kept...)
 	if len(r.run) > 0 {
@@ -210,38 +301,27 @@ func (r *Redactions) replacer() (*strings.Replacer, []string) {
 			}
 		}
 	}
-	if len(forms) == 0 {
-		return nil, nil
+	if forms == nil {
+		forms = []string{} // cached as empty
 	}
 	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
-	args := make([]string, 0, 2*len(forms))
-	for _, f := range forms {
-		args = append(args, f, TypedPlaceholder)
-	}
-	rep := strings.NewReplacer(args...)
 	r.mu.Lock()
 	if r.version == version {
-		r.cache, r.cached, r.forms = rep, version, forms
+		r.forms, r.cached = forms, version
 	}
 	r.mu.Unlock()
-	return rep, forms
+	return forms
 }
 
-// splitTyped returns the values a typed text redacts: the text (trimmed)
-// and its words of at least four characters, each at least MinRedacted
-// long.
+// splitTyped returns the values a typed text redacts: the text, trimmed,
+// if it is at least MinRedacted long. (Not its words one by one: they
+// are the person's only together.)
 func splitTyped(text string) []string {
-	var out []string
 	t := strings.TrimSpace(text)
 	if utf8.RuneCountInString(t) >= MinRedacted {
-		out = append(out, t)
+		return []string{t}
 	}
-	for _, w := range strings.Fields(t) {
-		if w != t && utf8.RuneCountInString(w) >= 4 && !containsString(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
+	return nil
 }
 
 // WithRedactions returns p consulting r: Redact, RedactBase64 and

@@ -47,16 +47,48 @@ func TestRedactionsForms(t *testing.T) {
 	r := policy.NewRedactions()
 	r.Add("Quokka Harbour 7781")
 	r.Add("ab")       // too short: ignored
-	if r.Len() != 4 { // the text and its words of four characters or more
-		t.Errorf("Len() = %d; want 4", r.Len())
+	if r.Len() != 1 { // the text, whole
+		t.Errorf("Len() = %d; want 1", r.Len())
 	}
-	for _, in := range []string{"p=Quokka+Harbour+7781", "Quokka%20Harbour%207781", "&quot;Quokka Harbour 7781&quot;", "near the Harbour"} {
+	for _, in := range []string{"p=Quokka+Harbour+7781", "Quokka%20Harbour%207781", "&quot;Quokka Harbour 7781&quot;",
+		"next=%2Fsearch%3Fp%3DQuokka%20Harbour%207781", `{"v":"\u0022Quokka Harbour 7781\u0022"}`, `a\nQuokka Harbour 7781`} {
 		if got := r.Redact(in); strings.Contains(got, "Harbour") {
 			t.Errorf("Redact(%q) = %q", in, got)
 		}
 	}
 	if got := r.Redact("ab cd"); got != "ab cd" {
 		t.Errorf("a too short value was redacted: %q", got)
+	}
+}
+
+// TestRedactionsOnlyWhatWasTyped: what a person typed is hidden where it
+// stands on its own, and nothing else is touched: not a longer word that
+// starts with it, not one word of several typed together.
+func TestRedactionsOnlyWhatWasTyped(t *testing.T) {
+	r := policy.NewRedactions()
+	pol := policy.MustNew(policy.Config{}).WithRedactions(r)
+	for _, c := range "wid" {
+		r.Type(string(c))
+	}
+	r.Break()
+	r.Add("blue gadget")
+	cases := map[string]string{
+		"We sell widgets":                 "We sell widgets",
+		"I need help finding the gadget.": "I need help finding the gadget.",
+		"Search: wid":                     "Search: " + policy.TypedPlaceholder,
+		"q=wid&x=1":                       "q=" + policy.TypedPlaceholder + "&x=1",
+		"a blue gadget, bluegadget":       "a " + policy.TypedPlaceholder + ", bluegadget",
+		"q=blue+gadget":                   "q=" + policy.TypedPlaceholder,
+		"kidwid widkid 2wid wid2":         "kidwid widkid 2wid wid2",
+		"(wid)":                           "(" + policy.TypedPlaceholder + ")",
+	}
+	for in, want := range cases {
+		if got := pol.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q; want %q", in, got, want)
+		}
+	}
+	if pol.ContainsSecret("We sell widgets") || !pol.ContainsSecret("widgets or wid") {
+		t.Error("ContainsSecret does not match what Redact replaces")
 	}
 }
 

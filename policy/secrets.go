@@ -148,8 +148,17 @@ func (p *Policy) Redact(text string) string {
 	if p == nil || text == "" {
 		return text
 	}
-	if len(p.secrets) == 0 {
-		return p.redactions.Redact(text)
+	return p.redactions.Redact(p.RedactSecrets(text))
+}
+
+// RedactSecrets is Redact without the redaction set: the secrets' values
+// are replaced, what a person typed is left alone. It is for text the
+// model wrote (a request for help), whose words are its own: the model
+// never saw what a person typed, so a word of it that a person also
+// typed is the model's.
+func (p *Policy) RedactSecrets(text string) string {
+	if p == nil || text == "" || len(p.secrets) == 0 {
+		return text
 	}
 	type pair struct{ value, placeholder string }
 	var pairs []pair
@@ -165,5 +174,5 @@ func (p *Policy) Redact(text string) string {
 	for _, pr := range pairs {
 		args = append(args, pr.value, pr.placeholder)
 	}
-	return p.redactions.Redact(strings.NewReplacer(args...).Replace(text))
+	return strings.NewReplacer(args...).Replace(text)
 }

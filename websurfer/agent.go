@@ -622,9 +622,9 @@ func (r *run) recover(ctx context.Context, st *Step, cause error) error {
 	msg := fmt.Sprintf("the browser was lost (%s) and relaunched", shortErr(cause))
 	if r.lastURL != "" && r.lastURL != "about:blank" {
 		if _, err := r.s.VisitURL(ctx, r.lastURL); err == nil {
-			msg += "; reopened " + r.lastURL
+			msg += "; reopened " + q(r.lastURL, 200)
 		} else {
-			msg += fmt.Sprintf("; reopening %s failed: %v", r.lastURL, err)
+			msg += fmt.Sprintf("; reopening %s failed: %v", q(r.lastURL, 200), err)
 		}
 		r.s.TakeDecisions()
 	}

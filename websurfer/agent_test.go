@@ -452,6 +452,14 @@ func TestRunRecoversFromBrowserCrash(t *testing.T) {
 	if events(t, jpath)[journal.KindRecovered] != 1 {
 		t.Error("the journal does not record the recovery")
 	}
+	// The page's URL in the note is quoted, as in an observation.
+	var recovered string
+	for _, st := range steps {
+		recovered += st.Recovered
+	}
+	if !strings.Contains(recovered, `; reopened "`+site.URL) {
+		t.Errorf("the recovery note does not quote the page's URL: %q", recovered)
+	}
 	fake.Check(t)
 }
 

@@ -42,7 +42,10 @@ func (s *Surfer) RequestHelp(ctx context.Context, reason string) (string, error)
 	hctx, cancel := context.WithTimeout(ctx, s.cfg.HelpTimeout)
 	defer cancel()
 	restore := s.setActivity(ActivityTakenOver)
-	answer, err := h.Help(hctx, s.pol.Redact(reason))
+	// The reason is the model's own words: secrets are redacted, text a
+	// person typed is not (the model never saw it; a word it shares with
+	// it is the model's).
+	answer, err := h.Help(hctx, s.pol.RedactSecrets(reason))
 	restore()
 	s.pickUp(ctx)
 	switch {

@@ -340,8 +340,22 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 			if m := ev.Metadata; m != nil {
 				f.ViewportWidth, f.ViewportHeight = m.DeviceWidth, m.DeviceHeight
 			}
-			f.Width, f.Height = jpegSize(ev.Data)
-			s.deliver(f)
+			if s.hasSecrets() {
+				// As every image surf hands out: what shows a secret
+				// (or text a person typed) is painted over. A frame
+				// that cannot be masked is dropped.
+				masked, err := s.maskNow(ctx, cur.t, ev.Data, o.Quality)
+				if err != nil {
+					s.log.Debug("dropping a screencast frame that cannot be masked", "err", err)
+					f.JPEG = nil
+				} else {
+					f.JPEG = masked
+				}
+			}
+			if f.JPEG != nil {
+				f.Width, f.Height = jpegSize(f.JPEG)
+				s.deliver(f)
+			}
 			if _, err := cdp.Call(ctx, cur.t.sess, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: ev.SessionID}); err != nil && ctx.Err() == nil {
 				s.log.Debug("acknowledging a screencast frame", "err", err)
 			}

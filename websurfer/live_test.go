@@ -728,3 +728,74 @@ func TestTypedTextNeverStored(t *testing.T) {
 		t.Error("the HAR recording does not hold the posted page")
 	}
 }
+
+// TestHelpRequestKeepsTheAgentsWords: a word the agent uses in its
+// request for help is its own, though a person typed the same word into
+// the page: the request reaches the person whole.
+func TestHelpRequestKeepsTheAgentsWords(t *testing.T) {
+	var s *Surfer
+	got := make(chan string, 1)
+	human := humanFunc(func(ctx context.Context, reason string) (string, error) {
+		got <- reason
+		return "done", nil
+	})
+	s, sites := liveSurfer(t, Config{Human: human}, sandbox.SessionConfig{})
+	ctx := context.Background()
+	if _, err := s.VisitURL(ctx, sites.A+"/live/form"); err != nil {
+		t.Fatal(err)
+	}
+	x, y := center(t, s, "#q")
+	if err := s.Input(ctx, InputEvent{Kind: "click", X: x, Y: y}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Input(ctx, InputEvent{Kind: "type", Text: "gadget"}); err != nil {
+		t.Fatal(err)
+	}
+	// The control: what the person typed is hidden in the page's text.
+	if r := s.pol.Redact("q=gadget"); r != "q="+policy.TypedPlaceholder {
+		t.Fatalf("the typed word is not redacted (%q): the check below could not fail", r)
+	}
+	if _, err := s.RequestHelp(ctx, "Please find the gadget and the <secret:none> code"); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r != "Please find the gadget and the <secret:none> code" {
+		t.Errorf("the person was asked %q", r)
+	}
+}
+
+// TestTypedTextHidesOnlyWhatWasTyped: after a person typed "wid" key by
+// key, a page that echoes it shows the placeholder there, and the
+// page's other words that start the same way are left alone.
+func TestTypedTextHidesOnlyWhatWasTyped(t *testing.T) {
+	s, sites := liveSurfer(t, Config{}, sandbox.SessionConfig{})
+	sites.Handle("/live/shop", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>Shop</title><p>We sell widgets.</p><p>You searched for %s.</p>`, htmlEscape(r.URL.Query().Get("q")))
+	})
+	ctx := context.Background()
+	if _, err := s.VisitURL(ctx, sites.A+"/live/form"); err != nil {
+		t.Fatal(err)
+	}
+	x, y := center(t, s, "#q")
+	if err := s.Input(ctx, InputEvent{Kind: "click", X: x, Y: y}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range "wid" {
+		if err := s.Input(ctx, InputEvent{Kind: "key_down", Key: string(r), Text: string(r)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.VisitURL(ctx, sites.A+"/live/shop?q=wid"); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := s.Observe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := obs.Text()
+	if !strings.Contains(text, "You searched for "+policy.TypedPlaceholder) {
+		t.Errorf("the echo of what the person typed is not hidden:\n%s", text)
+	}
+	if !strings.Contains(text, "We sell widgets.") {
+		t.Errorf("the page's own words were changed:\n%s", text)
+	}
+}

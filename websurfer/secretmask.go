@@ -115,11 +115,6 @@ func maskJPEG(raw []byte, masks []rect, viewport rect, quality int) ([]byte, err
 	return buf.Bytes(), nil
 }
 
-// maskShot masks the secrets of snaps on a screenshot.
-func (s *Surfer) maskShot(raw []byte, snaps []*frameSnap, viewport rect) ([]byte, error) {
-	return maskJPEG(raw, s.secretMasks(snaps, viewport), viewport, s.cfg.JPEGQuality)
-}
-
 // maskedScreenshot is Screenshot's capture: when secrets may be on
 // screen, the page is read right after the capture and what shows a
 // secret is masked. A page that cannot be read gives no image.
@@ -128,6 +123,13 @@ func (s *Surfer) maskedScreenshot(ctx context.Context, t *tab) ([]byte, error) {
 	if err != nil || !s.hasSecrets() {
 		return raw, err
 	}
+	return s.maskNow(ctx, t, raw, s.cfg.JPEGQuality)
+}
+
+// maskNow masks an image of tab t's viewport taken a moment ago (a
+// screenshot, a screencast frame): the page is read now and what shows a
+// secret is painted over. A page that cannot be read gives no image.
+func (s *Surfer) maskNow(ctx context.Context, t *tab, raw []byte, quality int) ([]byte, error) {
 	var m page.GetLayoutMetricsResult
 	if err := t.sess.Call(ctx, page.CommandGetLayoutMetrics, nil, &m); err != nil {
 		return nil, fmt.Errorf("reading the page to mask secrets: %w", err)
@@ -156,5 +158,5 @@ func (s *Surfer) maskedScreenshot(ctx context.Context, t *tab) ([]byte, error) {
 		u := p.Unread[0]
 		return nil, fmt.Errorf("reading frame %s to mask secrets: %w", q(u.URL, 80), u.Err)
 	}
-	return s.maskShot(raw, p.Frames, p.View)
+	return maskJPEG(raw, s.secretMasks(p.Frames, p.View), p.View, quality)
 }

@@ -175,3 +175,28 @@ func TestSecretMaskedInMarkImage(t *testing.T) {
 		t.Errorf("two secrets differ by %.1f in the field: the value shows", d)
 	}
 }
+
+// TestSecretMaskedInScreencast: the live view's frames mask a secret typed
+// into a field as the model's image does, and leave plain text alone.
+func TestSecretMaskedInScreencast(t *testing.T) {
+	s, u := secretFieldSurfer(t, ImagePlain)
+	ctx := context.Background()
+	if _, err := s.VisitURL(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	typeInto(t, s, "Secret field", "<secret:PW>")
+	obs := typeInto(t, s, "Reformatting field", "WWWW MMMM")
+	field, plain := elementBox(t, obs, "Secret field"), elementBox(t, obs, "Reformatting field")
+
+	frames, stop := watch(t, s, ScreencastOptions{Quality: 80})
+	defer stop()
+	f := nextFrame(t, frames, "after typing", func(f Frame) bool { return f.ViewportWidth > 0 })
+	vw := int(f.ViewportWidth)
+	// The control: the plain text shows, so the check below can fail.
+	if img, r := region(t, f.JPEG, vw, plain, 4); spread(img, r) < 3*uniformMax {
+		t.Fatalf("plain text in a frame spreads only %.0f: the check cannot tell text from a mask", spread(img, r))
+	}
+	if img, r := region(t, f.JPEG, vw, field, 3); spread(img, r) > uniformMax {
+		t.Errorf("the frame shows the field holding the secret (spread %.0f): it is not masked", spread(img, r))
+	}
+}

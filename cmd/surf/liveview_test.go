@@ -81,14 +81,25 @@ func TestServeLiveViewRemote(t *testing.T) {
 	}
 	var cookie *http.Cookie
 	for _, ck := range login.Cookies() {
-		if ck.Name == mcpserver.TokenCookie {
+		if ck.Name == mcpserver.UICookiePrefix+port {
 			cookie = ck
 		}
 	}
-	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("the login cookie is %+v; want HttpOnly and SameSite=Strict", cookie)
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.MaxAge <= 0 {
+		t.Fatalf("the login cookie is %+v; want %s%s, HttpOnly, SameSite=Strict, expiring", login.Cookies(), mcpserver.UICookiePrefix, port)
 	}
-	auth := "surf_token=" + cookie.Value
+	if strings.Contains(cookie.Value, token) {
+		t.Fatalf("the login cookie carries the token")
+	}
+	auth := cookie.Name + "=" + cookie.Value
+	// The UI's session does not open /mcp, as a cookie or as a token.
+	for _, h := range []map[string]string{{"Cookie": auth}, {"Authorization": "Bearer " + cookie.Value}} {
+		h["Content-Type"] = "application/json"
+		h["Accept"] = "application/json, text/event-stream"
+		if r := do("POST", "/mcp", h); r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("POST /mcp with the UI's session (%v): %d, want 401", h, r.StatusCode)
+		}
+	}
 
 	page := do("GET", "/", map[string]string{"Cookie": auth})
 	if page.StatusCode != http.StatusOK {

@@ -554,8 +554,11 @@ type Notice struct {
 	Text string    `json:"text"`
 }
 
-func (s *Session) notice(kind, text string) {
-	n := Notice{At: time.Now(), Kind: kind, Text: s.red(text)}
+func (s *Session) notice(kind, text string) { s.noticeAsIs(kind, s.red(text)) }
+
+// noticeAsIs adds a notice whose text is redacted already.
+func (s *Session) noticeAsIs(kind, text string) {
+	n := Notice{At: time.Now(), Kind: kind, Text: text}
 	s.mu.Lock()
 	s.notices = append(s.notices, n)
 	if len(s.notices) > MaxNotices {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/surfkit/surf/perception"
 )
 
 // takeover is a person at the wheel.
@@ -67,15 +70,17 @@ func (s *Session) HandBack() error {
 }
 
 // handBackNote is what the agent is told after a takeover. The URL and
-// title are redacted by the run like every observation note.
+// title are the page's words, not surf's: quoted and cut as in an
+// observation (a title may read like a note from surf). They are
+// redacted by the run like every observation note.
 func handBackNote(d time.Duration, u, title string) string {
 	d = d.Round(time.Second)
 	if d < time.Second {
 		d = time.Second
 	}
-	where := u
+	where := "url " + perception.Quote(u, 200)
 	if title != "" {
-		where += fmt.Sprintf(" (%s)", title)
+		where += " title " + perception.Quote(title, 120)
 	}
 	return fmt.Sprintf("The user took over the browser for %s and handed it back; the page is now %s. What they did is not in your history: look at the page again before going on.", d, where)
 }
@@ -113,8 +118,13 @@ func (s *Session) Between(ctx context.Context) (string, error) {
 // UI shows the reason, and it waits for someone to take over and hand
 // back, until ctx ends (the surfer bounds it by its help timeout). It
 // returns the hand-back note.
+//
+// The reason is the agent's own words, its secrets already redacted
+// (websurfer.Surfer.RequestHelp): it is not redacted again for what a
+// person typed, which would take the agent's words that a person also
+// typed out of its request.
 func (s *Session) Help(ctx context.Context, reason string) (string, error) {
-	why := s.red(reason)
+	why := strings.TrimSpace(reason)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -125,7 +135,7 @@ func (s *Session) Help(ctx context.Context, reason string) (string, error) {
 		s.helpWhy = "(no reason given)"
 	}
 	s.mu.Unlock()
-	s.notice("help", "the agent asks for help: "+s.red(reason))
+	s.noticeAsIs("help", "the agent asks for help: "+why)
 	s.changed()
 	defer func() {
 		s.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
+	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
@@ -95,7 +96,8 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 	}
 	b.WriteString("\n")
 	if o := surf.Last(); o != nil {
-		fmt.Fprintf(&b, "last page: %s %q\n", o.URL, o.Title)
+		// The page's words, quoted and cut as in an observation.
+		fmt.Fprintf(&b, "last page: %s %s\n", perception.Quote(o.URL, 200), perception.Quote(o.Title, 120))
 	}
 	if jpath != "" {
 		fmt.Fprintf(&b, "journal: %s\n", jpath)

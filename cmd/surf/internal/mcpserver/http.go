@@ -55,10 +55,6 @@ type HTTPOptions struct {
 	UI http.Handler
 }
 
-// TokenCookie is the cookie that carries the token of a browser that
-// logged in with ?token=.
-const TokenCookie = "surf_token"
-
 // ErrRemoteBind is the error of a non-loopback listen address without
 // AllowRemote.
 var ErrRemoteBind = errors.New("refusing to listen on a non-loopback address")
@@ -167,16 +163,24 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 // Guard puts next behind the HTTP checks of the MCP endpoint: Host and
 // Origin must name loopback or the server (DNS-rebinding defence), and
 // every request must carry the token (unless NoToken) as "Authorization:
-// Bearer TOKEN". With browser set, the token may also come in the
-// TokenCookie cookie, which a GET of any page with ?token=TOKEN sets
-// (HttpOnly, SameSite=Strict) before redirecting to the same page without
-// it: that is how a person's browser gets in. With neither a Token nor
-// NoToken it refuses every request.
+// Bearer TOKEN". With browser set, a browser may instead show a UI
+// session cookie, which a GET of any page with ?token=TOKEN sets before
+// redirecting to the same page without it: that is how a person's browser
+// gets in. The cookie holds a random value of its own, never the token,
+// which opens this guard's pages only (not another guard's, not
+// HTTPPath's) for UISessionTTL; its name (UICookiePrefix and the port)
+// keeps two servers on one host apart; it is HttpOnly and
+// SameSite=Strict. With neither a Token nor NoToken it refuses every
+// request.
 func Guard(next http.Handler, listen string, o HTTPOptions, browser bool, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &guard{next: next, opts: o, hosts: allowedHosts(listen, o), browser: browser, log: log}
+	g := &guard{next: next, opts: o, hosts: allowedHosts(listen, o), browser: browser, log: log}
+	if browser {
+		g.sessions = newUISessions(listen)
+	}
+	return g
 }
 
 // sessionTimeout is how long an HTTP MCP session may go without a
@@ -210,8 +214,10 @@ type guard struct {
 	next    http.Handler
 	opts    HTTPOptions
 	hosts   map[string]bool
-	browser bool // the token may come as a cookie, set by ?token=
-	log     *slog.Logger
+	browser bool // a UI session cookie, set by ?token=, may stand for the token
+	// sessions are the browsers logged in with ?token= (browser only).
+	sessions *uiSessions
+	log      *slog.Logger
 }
 
 // tokenOK reports whether got is the token, in constant time.
@@ -219,16 +225,16 @@ func (g *guard) tokenOK(got string) bool {
 	return g.opts.Token != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.Token)) == 1
 }
 
-// login answers a browser's GET with ?token=: a good token sets the
-// cookie and redirects to the page without it.
+// login answers a browser's GET with ?token=: a good token starts a UI
+// session, sets its cookie and redirects to the page without the token.
 func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if r.Method != http.MethodGet || !g.tokenOK(q.Get("token")) {
 		http.Error(w, "Unauthorized: a valid token is required", http.StatusUnauthorized)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: g.opts.Token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: g.sessions.name, Value: g.sessions.issue(), Path: "/", HttpOnly: true,
+		MaxAge: int(g.sessions.ttl.Seconds()), SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	q.Del("token")
 	u := *r.URL
 	u.RawQuery = q.Encode()
@@ -270,12 +276,13 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Without a token (and without NoToken) nothing passes: Handler
 		// fails closed where Serve would refuse to start.
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		authed := ok && g.tokenOK(got)
 		if !ok && g.browser {
-			if c, err := r.Cookie(TokenCookie); err == nil {
-				got, ok = c.Value, true
+			if c, err := r.Cookie(g.sessions.name); err == nil {
+				authed = g.sessions.valid(c.Value)
 			}
 		}
-		if !ok || !g.tokenOK(got) {
+		if !authed {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="surf"`)
 			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
@@ -393,7 +394,8 @@ func (cl *client) list() *tools.Result {
 			b.WriteString(": closed (its next call opens a new browser context)")
 		}
 		if se.page.url != "" {
-			fmt.Fprintf(&b, ", at %s %q, %s", se.page.url, se.page.title, plural(se.page.tabs, "tab"))
+			// The page's words, quoted and cut as in an observation.
+			fmt.Fprintf(&b, ", at %s %s, %s", perception.Quote(se.page.url, 200), perception.Quote(se.page.title, 120), plural(se.page.tabs, "tab"))
 		}
 		if se.busy > 0 {
 			b.WriteString(", busy")

@@ -190,8 +190,8 @@ func TestNamedSessions(t *testing.T) {
 	list := text(mustCall(t, cs, "session_list", nil))
 	for _, want := range []string{
 		"3 sessions in this connection",
-		"- default (default): open, at " + ls.URL + "/account",
-		"- alice: open, at " + ls.URL + "/account \"Account\", 1 tab, idle for",
+		"- default (default): open, at \"" + ls.URL + "/account\"",
+		"- alice: open, at \"" + ls.URL + "/account\" \"Account\", 1 tab, idle for",
 		"- bob: open",
 		"no state file, 5 calls\n- bob", // alice: the login's four calls and a visit
 	} {
@@ -724,5 +724,23 @@ func TestWebsurferToolInNamedSession(t *testing.T) {
 	}
 	if n := s.Sessions(); n != 1 {
 		t.Errorf("%d browser contexts, want the named session's only", n)
+	}
+}
+
+// TestSessionListQuotesThePage: session_list gives the page's URL and
+// title quoted and cut, as an observation does: page text never reads as
+// surf's own.
+func TestSessionListQuotesThePage(t *testing.T) {
+	f := serveFixture(t)
+	s := newServer(t, f, func(c *Config) { c.Image = ImageNone })
+	cs := connect(t, serveHTTP(t, s, HTTPOptions{}), nil, nil)
+	long := strings.Repeat("x", 300)
+	mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/cookie?set=" + long})
+	list := text(mustCall(t, cs, "session_list", nil))
+	if !strings.Contains(list, `, at "`+f.URL+"/cookie?set=") {
+		t.Errorf("session_list does not quote the URL:\n%s", list)
+	}
+	if strings.Contains(list, strings.Repeat("x", 200)) {
+		t.Errorf("session_list gives the page's title or URL uncut:\n%s", list)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +127,8 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	if name == WebsurferTool {
 		timeout = s.cfg.RunTimeout + time.Minute // the run ends itself first
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 
 	b, note, ev, err := se.open(ctx)
@@ -135,6 +137,26 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 		out = errorResult(err.Error())
 		ev.report(out)
 		return out
+	}
+	if b.live != nil {
+		// A person holding the session in the live view has the browser
+		// to themselves: the call waits for the hand-back (at most its
+		// own timeout), and then has its whole timeout.
+		back, waited, refused := waitHandBack(parent, b.live, name, timeout)
+		if refused != "" {
+			out = errorResult(refused)
+			ev.report(out)
+			return out
+		}
+		if waited {
+			cancel()
+			var again context.CancelFunc
+			ctx, again = context.WithTimeout(parent, timeout)
+			defer again()
+		}
+		if back = strings.TrimSpace(b.sess.Policy().Redact(back)); back != "" {
+			note = strings.TrimSpace(note + " " + back)
+		}
 	}
 	// Only tools this server lists: the surfer offers stop_action, which
 	// an MCP client does not have.
