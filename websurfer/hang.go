@@ -18,7 +18,7 @@ import (
 // observation, a read) runs under a watchdog: it asks the renderer a
 // trivial question while the call runs, and a renderer that leaves it
 // unanswered for the action timeout (or for a moment once the call's
-// context has ended) is hung. Its page is closed, which makes every call
+// context has ended, or the surfer began to close) is hung. Its page is closed, which makes every call
 // still waiting on it return, the call gets a tool error saying the page
 // is not responding, and the tab is replaced by a blank one in the same
 // browser context, as a crashed tab is (renewCrashed).
@@ -63,25 +63,23 @@ func (s *Surfer) guard(ctx context.Context, t *tab) (stop func() bool) {
 
 // watchdog asks t's renderer a trivial question every probeAfter until
 // done is closed, and declares t hung when a question stays unanswered
-// for the action timeout, or for hungGrace after ctx ended.
+// for the action timeout, or for hungGrace once ctx ended or the surfer
+// began to close.
 func (s *Surfer) watchdog(ctx context.Context, t *tab, done <-chan struct{}) {
 	wait := time.NewTimer(probeAfter)
 	defer wait.Stop()
-	ended := ctx.Done()
-	var late <-chan time.Time
+	ended, quit := ctx.Done(), s.quit
+	over := false // ctx ended or the surfer is closing
 	for {
 		select {
 		case <-done:
 			return
 		case <-ended:
-			ended = nil
-			late = time.After(hungGrace)
+			ended, over = nil, true
 			continue
-		case <-late:
-			// The call outlived its context and the page answers
-			// nothing: it is what holds the call.
-			s.hang(t, fmt.Sprintf("no answer %s after the call's end", hungGrace))
-			return
+		case <-quit:
+			quit, over = nil, true
+			continue
 		case <-wait.C:
 		}
 		if t.held.Load() || t.isHung() || t.page.IsClosed() {
@@ -96,15 +94,22 @@ func (s *Surfer) watchdog(ctx context.Context, t *tab, done <-chan struct{}) {
 			defer cancel()
 			answered <- t.sess.Call(pctx, "Runtime.evaluate", map[string]any{"expression": "0", "silent": true}, nil)
 		}()
+		var late <-chan time.Time
+		if over {
+			late = time.After(hungGrace)
+		}
 	probing:
 		for {
 			select {
 			case <-done:
 				return
 			case <-ended:
-				ended = nil
-				late = time.After(hungGrace)
+				ended, over, late = nil, true, time.After(hungGrace)
+			case <-quit:
+				quit, over, late = nil, true, time.After(hungGrace)
 			case <-late:
+				// The call outlived its context (or the surfer) and
+				// the page answers nothing: it is what holds the call.
 				s.hang(t, fmt.Sprintf("no answer %s after the call's end", hungGrace))
 				return
 			case err := <-answered:
@@ -190,6 +195,10 @@ func (s *Surfer) hang(t *tab, why string) {
 // any, is only a consequence of the page being closed under it.
 func (s *Surfer) hungErr(ctx context.Context, t *tab) error {
 	i, url := s.indexOf(t), t.page.URL()
+	if s.gone.Load() {
+		// The surfer is closing: no new tab.
+		return tools.Errorf("%w: surf is closing", ErrNotResponding)
+	}
 	if err := s.renewCrashed(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("%w; replacing its tab: %w", ErrNotResponding, err)
 	}

@@ -146,3 +146,26 @@ func TestObserveHungPage(t *testing.T) {
 		t.Errorf("the observation is of %s; want the blank tab that replaced the hung one", o.obs.URL)
 	}
 }
+
+// TestCloseWhileACallHangs closes the surfer while a call waits on a page
+// that stopped responding, with no deadline on the call and an action
+// timeout too long to matter: Close ends the call (its page is closed) and
+// returns, and the call returns too.
+func TestCloseWhileACallHangs(t *testing.T) {
+	f := newFixture(t, Config{ActionTimeout: time.Hour}, sandbox.SessionConfig{})
+	serveHangPages(f)
+	f.visit("/hang/later")
+	id := f.id("button", "Spin")
+	called := make(chan *tools.Result, 1)
+	go func() {
+		res, _ := f.callCtx(context.Background(), "click", fmt.Sprintf(`{"target_id": %d}`, id))
+		called <- res
+	}()
+	// Close once the click holds the surfer.
+	for f.s.mu.TryLock() {
+		f.s.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	within(t, "Close while a call hangs", func() error { return f.s.Close() })
+	within(t, "the hung call", func() *tools.Result { return <-called })
+}

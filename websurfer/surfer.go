@@ -154,6 +154,10 @@ type Surfer struct {
 	act  activity
 	cast caster
 	gone atomic.Bool
+	// quit is closed when Close begins: a call still waiting on a page
+	// that does not answer is ended (see hang.go).
+	quit     chan struct{}
+	quitOnce sync.Once
 	// inputs counts the events Input dispatched; red is the session's
 	// redaction set, which Input adds typed text to.
 	inputs atomic.Int64
@@ -251,7 +255,7 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}}
+	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}, quit: make(chan struct{})}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -428,6 +432,7 @@ func (s *Surfer) Session() *sandbox.Session { return s.sess }
 // Close closes the surfer's tabs. The session stays open.
 func (s *Surfer) Close() error {
 	s.gone.Store(true)
+	s.quitOnce.Do(func() { close(s.quit) })
 	s.stopCast()
 	s.mu.Lock()
 	defer s.mu.Unlock()
