@@ -102,7 +102,17 @@ func (s *Surfer) watchdog(ctx context.Context, t *tab, done <-chan struct{}) {
 		for {
 			select {
 			case <-done:
-				return
+				if !over && ctx.Err() == nil {
+					return
+				}
+				if late == nil {
+					over, late = true, time.After(hungGrace)
+				}
+				// The call ended with its context while the page
+				// left a question unanswered: wait out the grace, so
+				// that a hung page is replaced now, not by the next
+				// call.
+				done = nil
 			case <-ended:
 				ended, over, late = nil, true, time.After(hungGrace)
 			case <-quit:
@@ -115,6 +125,9 @@ func (s *Surfer) watchdog(ctx context.Context, t *tab, done <-chan struct{}) {
 			case err := <-answered:
 				if errors.Is(err, context.DeadlineExceeded) && !t.held.Load() {
 					s.hang(t, fmt.Sprintf("no answer within %s", s.cfg.ActionTimeout))
+					return
+				}
+				if done == nil {
 					return
 				}
 				break probing

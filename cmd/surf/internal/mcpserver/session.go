@@ -128,6 +128,9 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A call that outlives its timeout (stuck on a page) does not keep
+	// its turn from the other sessions.
+	defer turn.DropWhenDone(ctx)()
 
 	b, note, ev, err := se.open(ctx)
 	if err != nil {
