@@ -17,11 +17,16 @@ import (
 // and the MCP call above it. So every call into the page (an action, an
 // observation, a read) runs under a watchdog: it asks the renderer a
 // trivial question while the call runs, and a renderer that leaves it
-// unanswered for the action timeout (or for a moment once the call's
+// unanswered for Config.HangTimeout (or for a moment once the call's
 // context has ended, or the surfer began to close) is hung. Its page is closed, which makes every call
 // still waiting on it return, the call gets a tool error saying the page
 // is not responding, and the tab is replaced by a blank one in the same
 // browser context, as a crashed tab is (renewCrashed).
+
+// DefaultHangTimeout is Config.HangTimeout's default: long enough for a
+// busy renderer on a loaded machine, short enough to be within an MCP
+// call's timeout.
+const DefaultHangTimeout = 10 * time.Second
 
 const (
 	// probeAfter is how long a call into the page runs before the
@@ -63,7 +68,7 @@ func (s *Surfer) guard(ctx context.Context, t *tab) (stop func() bool) {
 
 // watchdog asks t's renderer a trivial question every probeAfter until
 // done is closed, and declares t hung when a question stays unanswered
-// for the action timeout, or for hungGrace once ctx ended or the surfer
+// for Config.HangTimeout, or for hungGrace once ctx ended or the surfer
 // began to close.
 func (s *Surfer) watchdog(ctx context.Context, t *tab, done <-chan struct{}) {
 	wait := time.NewTimer(probeAfter)
@@ -90,7 +95,7 @@ func (s *Surfer) watchdog(ctx context.Context, t *tab, done <-chan struct{}) {
 		}
 		answered := make(chan error, 1)
 		go func() {
-			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ActionTimeout)
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.HangTimeout)
 			defer cancel()
 			answered <- t.sess.Call(pctx, "Runtime.evaluate", map[string]any{"expression": "0", "silent": true}, nil)
 		}()
@@ -124,7 +129,7 @@ func (s *Surfer) watchdog(ctx context.Context, t *tab, done <-chan struct{}) {
 				return
 			case err := <-answered:
 				if errors.Is(err, context.DeadlineExceeded) && !t.held.Load() {
-					s.hang(t, fmt.Sprintf("no answer within %s", s.cfg.ActionTimeout))
+					s.hang(t, fmt.Sprintf("no answer within %s", s.cfg.HangTimeout))
 					return
 				}
 				if done == nil {

@@ -63,7 +63,7 @@ func (f *fixture) callCtx(ctx context.Context, name, args string) (*tools.Result
 func TestPageThatNeverYields(t *testing.T) {
 	for name := range hangPages {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, Config{ActionTimeout: 5 * time.Second}, sandbox.SessionConfig{})
+			f := newFixture(t, Config{HangTimeout: 5 * time.Second}, sandbox.SessionConfig{})
 			serveHangPages(f)
 			f.visit("/actions/article.html")
 			res := within(t, "visit_url of a page that never yields", func() *tools.Result {
@@ -85,11 +85,11 @@ func TestPageThatNeverYields(t *testing.T) {
 }
 
 // TestHungPageEndsWithTheCall hangs the page with a click, under a call
-// whose context ends long before the action timeout: the call returns
+// whose context ends long before the action and hang timeouts: the call returns
 // soon after its context ends (it does not wait on the page), and the
 // next call works.
 func TestHungPageEndsWithTheCall(t *testing.T) {
-	f := newFixture(t, Config{ActionTimeout: time.Hour}, sandbox.SessionConfig{})
+	f := newFixture(t, Config{ActionTimeout: time.Hour, HangTimeout: time.Hour}, sandbox.SessionConfig{})
 	serveHangPages(f)
 	f.visit("/hang/later")
 	id := f.id("button", "Spin")
@@ -103,8 +103,8 @@ func TestHungPageEndsWithTheCall(t *testing.T) {
 		res, err := f.callCtx(ctx, "click", fmt.Sprintf(`{"target_id": %d}`, id))
 		return out{res, err}
 	})
-	if o.err == nil && (!o.res.IsError || !strings.Contains(o.res.Text, "not responding")) {
-		t.Errorf("the click that hung the page: %+v; want an error", o.res)
+	if o.err != nil || !o.res.IsError || !strings.Contains(o.res.Text, "not responding") {
+		t.Errorf("the click that hung the page: %+v, %v; want a tool error saying the page is not responding", o.res, o.err)
 	}
 	obs := within(t, "the visit after", func() *Observation { return f.visit("/actions/form.html") })
 	if !strings.Contains(obs.URL, "/actions/form.html") {
@@ -116,7 +116,7 @@ func TestHungPageEndsWithTheCall(t *testing.T) {
 // observation is of the blank tab that replaced it, with an event saying
 // why.
 func TestObserveHungPage(t *testing.T) {
-	f := newFixture(t, Config{ActionTimeout: 5 * time.Second}, sandbox.SessionConfig{})
+	f := newFixture(t, Config{HangTimeout: 5 * time.Second}, sandbox.SessionConfig{})
 	serveHangPages(f)
 	f.visit("/actions/article.html")
 	// The test's own navigation, past surf: the page hangs behind its back.
@@ -149,10 +149,10 @@ func TestObserveHungPage(t *testing.T) {
 
 // TestCloseWhileACallHangs closes the surfer while a call waits on a page
 // that stopped responding, with no deadline on the call and an action
-// timeout too long to matter: Close ends the call (its page is closed) and
+// and hang timeouts too long to matter: Close ends the call (its page is closed) and
 // returns, and the call returns too.
 func TestCloseWhileACallHangs(t *testing.T) {
-	f := newFixture(t, Config{ActionTimeout: time.Hour}, sandbox.SessionConfig{})
+	f := newFixture(t, Config{ActionTimeout: time.Hour, HangTimeout: time.Hour}, sandbox.SessionConfig{})
 	serveHangPages(f)
 	f.visit("/hang/later")
 	id := f.id("button", "Spin")
@@ -167,5 +167,7 @@ func TestCloseWhileACallHangs(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	within(t, "Close while a call hangs", func() error { return f.s.Close() })
-	within(t, "the hung call", func() *tools.Result { return <-called })
+	if res := within(t, "the hung call", func() *tools.Result { return <-called }); res == nil || !res.IsError {
+		t.Errorf("the call that hung the page: %+v; want an error", res)
+	}
 }

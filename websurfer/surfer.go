@@ -58,6 +58,13 @@ type Config struct {
 	// ActionTimeout bounds one action's wait for the page to settle;
 	// zero means 10s.
 	ActionTimeout time.Duration
+	// HangTimeout is how long a page may leave surf's calls unanswered
+	// (its script never yields to the browser: a busy loop, endless
+	// alerts) before surf closes it and replaces its tab, and the call
+	// gets a tool error saying the page is not responding; zero means
+	// DefaultHangTimeout. A call whose context ends waits on such a page
+	// only a moment longer, whatever HangTimeout says.
+	HangTimeout time.Duration
 	// DialogTimeout is how long a confirm or prompt dialog waits for
 	// answer_dialog before surf dismisses it; zero means
 	// DefaultDialogTimeout.
@@ -232,6 +239,9 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	}
 	if cfg.ActionTimeout <= 0 {
 		cfg.ActionTimeout = 10 * time.Second
+	}
+	if cfg.HangTimeout <= 0 {
+		cfg.HangTimeout = DefaultHangTimeout
 	}
 	if cfg.DialogTimeout <= 0 {
 		cfg.DialogTimeout = DefaultDialogTimeout

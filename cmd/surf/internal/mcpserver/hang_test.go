@@ -27,7 +27,7 @@ func hangFixture(t *testing.T) *fixture {
 
 // TestStuckPagesDoNotStarveSessions (issue 28): with room for two calls at
 // the browser, two sessions whose pages never yield (a busy loop, endless
-// alerts) and an action timeout too long to matter, a third session's call
+// alerts) and action and hang timeouts too long to matter, a third session's call
 // is still served: a call's turn ends with the call's timeout. Each stuck
 // call answers, and its session's next call works.
 func TestStuckPagesDoNotStarveSessions(t *testing.T) {
@@ -37,7 +37,7 @@ func TestStuckPagesDoNotStarveSessions(t *testing.T) {
 		c.CallTimeout = 10 * time.Second
 		c.QueueTimeout = 3 * time.Minute // a starved call fails instead of hanging the test
 		c.Image = ImageNone
-		c.Surfer = websurfer.Config{ActionTimeout: time.Hour}
+		c.Surfer = websurfer.Config{ActionTimeout: time.Hour, HangTimeout: time.Hour}
 	})
 	endpoint := serveHTTP(t, s, HTTPOptions{})
 	stuck := []*mcp.ClientSession{connect(t, endpoint, nil, nil), connect(t, endpoint, nil, nil)}
