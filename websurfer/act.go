@@ -64,11 +64,13 @@ func (s *Surfer) onPage(ctx context.Context, step func(ctx context.Context, t *t
 		return nil, err
 	}
 	defer unlock()
-	o, err := step(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	return s.conclude(ctx, o)
+	return guarded(ctx, s, t, func() (*ActionResult, error) {
+		o, err := step(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return s.conclude(ctx, o)
+	})
 }
 
 // aim says which of the shared checks an action on an element takes

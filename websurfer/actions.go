@@ -137,7 +137,7 @@ func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*outcome
 		return nil, err
 	}
 	return s.load(ctx, t, d, func() string {
-		return fmt.Sprintf("I opened %s; the page is %s at %s", q(d.URL, 200), q(pageTitle(t), 100), q(t.page.URL(), 200))
+		return fmt.Sprintf("I opened %s; the page is %s at %s", q(d.URL, 200), q(pageTitle(ctx, t), 100), q(t.page.URL(), 200))
 	})
 }
 
@@ -1162,11 +1162,15 @@ func shortErr(err error) string {
 	return textcut.Bytes(msg, 300)
 }
 
-func pageTitle(t *tab) string {
+// pageTitle is the title of t's document, "" if the page does not say
+// (a dialog blocks it, ctx ended first, the page was closed).
+func pageTitle(ctx context.Context, t *tab) string {
 	if t.held.Load() {
 		return "" // the page answers nothing while a dialog is open
 	}
-	title, err := t.page.Title()
+	// Title takes no context: a page that never yields would hold it
+	// forever (until the watchdog closes the page, see hang.go).
+	title, err := callPage(ctx, t.page.Title)
 	if err != nil {
 		return ""
 	}

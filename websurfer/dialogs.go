@@ -199,7 +199,9 @@ func (s *Surfer) AnswerDialog(ctx context.Context, accept bool, text string) (*A
 	if err != nil {
 		return nil, s.inputErr(ctx, err)
 	}
-	return s.conclude(ctx, settled(h.t, before, reportNavigation, summary, d))
+	return guarded(ctx, s, h.t, func() (*ActionResult, error) {
+		return s.conclude(ctx, settled(h.t, before, reportNavigation, summary, d))
+	})
 }
 
 // dialogLine is the observation's line for a held dialog.

@@ -20,6 +20,7 @@ import (
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/som"
 	"github.com/surfkit/surf/third_party/playwright-go"
+	"github.com/surfkit/surf/tools"
 )
 
 // ErrClosed is returned by a closed surfer.
@@ -33,7 +34,7 @@ func (s *Surfer) Observe(ctx context.Context) (*Observation, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	return s.observe(ctx)
+	return s.observeGuarded(ctx)
 }
 
 // ObserveFresh is Observe, but it always reads the page, even when it has
@@ -47,7 +48,18 @@ func (s *Surfer) ObserveFresh(ctx context.Context) (*Observation, error) {
 	if s.last != nil {
 		s.last.watch.State = "" // not to be handed out again
 	}
-	return s.observe(ctx)
+	return s.observeGuarded(ctx)
+}
+
+// observeGuarded is observe under guard (hang.go): a page that stopped
+// responding is replaced, and the observation is of its blank
+// replacement, with an event saying why. The caller holds s.mu.
+func (s *Surfer) observeGuarded(ctx context.Context) (*Observation, error) {
+	obs, err := guarded(ctx, s, s.tabs[s.active], func() (*Observation, error) { return s.observe(ctx) })
+	if errors.Is(err, ErrNotResponding) && tools.IsToolError(err) && ctx.Err() == nil {
+		return s.observe(ctx)
+	}
+	return obs, err
 }
 
 // screenshotResult is Page.captureScreenshot's result, decoded from
@@ -500,7 +512,8 @@ func (s *Surfer) Screenshot(ctx context.Context) ([]byte, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	return s.maskedScreenshot(ctx, s.tabs[s.active])
+	t := s.tabs[s.active]
+	return guarded(ctx, s, t, func() ([]byte, error) { return s.maskedScreenshot(ctx, t) })
 }
 
 func summarizeDenials(ds []sandbox.Denial) Blocked {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/surfkit/surf/internal/tokens"
 	"github.com/surfkit/surf/perception"
+	"github.com/surfkit/surf/tools"
 )
 
 // ReadPageTokens is the size of one page of read_page's markdown.
@@ -36,10 +37,12 @@ func (s *Surfer) Markdown(ctx context.Context) (string, error) {
 	return s.markdown(ctx, s.tabs[s.active])
 }
 
+// markdown is the main content of tab t as markdown, read under guard
+// (hang.go). The caller holds s.mu.
 func (s *Surfer) markdown(ctx context.Context, t *tab) (string, error) {
-	src, err := t.page.Content()
+	src, err := guarded(ctx, s, t, func() (string, error) { return callPage(ctx, t.page.Content) })
 	if err != nil {
-		if browserGone(err) {
+		if browserGone(err) || ctx.Err() != nil || tools.IsToolError(err) {
 			return "", err
 		}
 		return "", toolErr("could not read the page: %s", shortErr(err))

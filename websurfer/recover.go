@@ -54,9 +54,9 @@ func (s *Surfer) renewCrashed(ctx context.Context) error {
 	for i, t := range s.tabs {
 		st := &t.state
 		st.mu.Lock()
-		crashed := st.crashed
+		crashed, hung := st.crashed, st.hung
 		st.mu.Unlock()
-		if !crashed {
+		if !crashed && !hung {
 			continue
 		}
 		url := t.page.URL()
@@ -94,6 +94,11 @@ func (s *Surfer) renewCrashed(ctx context.Context) error {
 		}()
 		if i == s.active {
 			s.front()
+		}
+		if hung {
+			s.pushEvent(Event{Kind: "hung", URL: url, Message: ErrNotResponding.Error() + hungDetail(i, url)})
+			s.log.Info("replaced a tab that was not responding", "tab", i, "url", url)
+			continue
 		}
 		s.pushEvent(Event{Kind: "crash", URL: url, Message: fmt.Sprintf(
 			"the page in tab %d (%s) crashed; it was replaced by a blank tab in the same session (cookies kept): visit a page to go on", i, q(url, 200))})

@@ -58,6 +58,13 @@ type Config struct {
 	// ActionTimeout bounds one action's wait for the page to settle;
 	// zero means 10s.
 	ActionTimeout time.Duration
+	// HangTimeout is how long a page may leave surf's calls unanswered
+	// (its script never yields to the browser: a busy loop, endless
+	// alerts) before surf closes it and replaces its tab, and the call
+	// gets a tool error saying the page is not responding; zero means
+	// DefaultHangTimeout. A call whose context ends waits on such a page
+	// only a moment longer, whatever HangTimeout says.
+	HangTimeout time.Duration
 	// DialogTimeout is how long a confirm or prompt dialog waits for
 	// answer_dialog before surf dismisses it; zero means
 	// DefaultDialogTimeout.
@@ -154,6 +161,10 @@ type Surfer struct {
 	act  activity
 	cast caster
 	gone atomic.Bool
+	// quit is closed when Close begins: a call still waiting on a page
+	// that does not answer is ended (see hang.go).
+	quit     chan struct{}
+	quitOnce sync.Once
 	// inputs counts the events Input dispatched; red is the session's
 	// redaction set, which Input adds typed text to.
 	inputs atomic.Int64
@@ -229,6 +240,9 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	if cfg.ActionTimeout <= 0 {
 		cfg.ActionTimeout = 10 * time.Second
 	}
+	if cfg.HangTimeout <= 0 {
+		cfg.HangTimeout = DefaultHangTimeout
+	}
 	if cfg.DialogTimeout <= 0 {
 		cfg.DialogTimeout = DefaultDialogTimeout
 	}
@@ -251,7 +265,7 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}}
+	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}, quit: make(chan struct{})}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -428,6 +442,7 @@ func (s *Surfer) Session() *sandbox.Session { return s.sess }
 // Close closes the surfer's tabs. The session stays open.
 func (s *Surfer) Close() error {
 	s.gone.Store(true)
+	s.quitOnce.Do(func() { close(s.quit) })
 	s.stopCast()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -54,6 +54,9 @@ type tabState struct {
 	lastNet  time.Time
 	crashed  bool
 	closed   bool
+	// hung is set when the page stopped responding and was closed
+	// (hang.go); the tab is replaced like a crashed one.
+	hung bool
 }
 
 // watch installs the tab's event handlers: navigations (history),

@@ -214,3 +214,33 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestTurnDroppedWhenDone: a holder stuck past its context (a call on a
+// page that never answers) does not keep its turn: the turn goes to the
+// next caller as soon as the context ends.
+func TestTurnDroppedWhenDone(t *testing.T) {
+	q := New(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	turn := q.Turn()
+	if _, err := turn.Take(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer turn.DropWhenDone(ctx)()
+	cancel() // the holder's context ends; the holder itself never lets go
+	wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer wcancel()
+	if _, err := q.Acquire(wctx); err != nil {
+		t.Fatalf("the next caller got no turn after the holder's context ended: %v", err)
+	}
+	q.Release()
+	if turn.Held() {
+		t.Error("the turn is still held after its context ended")
+	}
+	// Taking it again with the ended context takes nothing.
+	if _, err := turn.Take(ctx); err == nil || turn.Held() {
+		t.Errorf("Take with an ended context: %v, held %v", err, turn.Held())
+	}
+	if n := q.Active(); n != 0 {
+		t.Errorf("%d turns out, want 0", n)
+	}
+}

@@ -43,8 +43,22 @@ func (t *Turn) Take(ctx context.Context) (time.Duration, error) {
 		t.q.Release() // taken meanwhile by another goroutine: one is enough
 		return waited, nil
 	}
+	if err := ctx.Err(); err != nil {
+		// ctx ended as the turn came: a turn is never held past its
+		// holder's context (see DropWhenDone).
+		t.q.Release()
+		return waited, err
+	}
 	t.held = true
 	return waited, nil
+}
+
+// DropWhenDone lets the turn go as soon as ctx ends, even if its holder
+// is still busy (a call stuck on a page that does not answer): a turn
+// never outlives the context of the work it was taken for. The returned
+// stop undoes it, as context.AfterFunc's does.
+func (t *Turn) DropWhenDone(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, t.Drop)
 }
 
 // Drop lets the turn go, if it is held.

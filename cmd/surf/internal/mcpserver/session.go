@@ -130,6 +130,9 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	parent := ctx
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
+	// A call that outlives its timeout (stuck on a page) does not keep
+	// its turn from the other sessions.
+	defer turn.DropWhenDone(ctx)()
 
 	b, note, ev, err := se.open(ctx)
 	if err != nil {
