@@ -62,15 +62,15 @@ type ClickAtArgs struct {
 // PointArgs is one end of a drag: an element's id, or a point of the
 // screenshot.
 type PointArgs struct {
-	TargetID int      `json:"target_id,omitempty" jsonschema:"The id of an element: the drag starts or ends at its centre. Give either this or x and y." schema:"minimum=1,maximum=1000000"`
-	X        *float64 `json:"x,omitempty" jsonschema:"Pixels from the left edge of the screenshot." schema:"minimum=0,maximum=100000"`
-	Y        *float64 `json:"y,omitempty" jsonschema:"Pixels from the top edge of the screenshot." schema:"minimum=0,maximum=100000"`
+	TargetID int      `json:"target_id,omitempty" jsonschema:"An element's id (its centre), or give x and y." schema:"minimum=1,maximum=1000000"`
+	X        *float64 `json:"x,omitempty" jsonschema:"Screenshot pixels from the left." schema:"minimum=0,maximum=100000"`
+	Y        *float64 `json:"y,omitempty" jsonschema:"Screenshot pixels from the top." schema:"minimum=0,maximum=100000"`
 }
 
 // DragArgs is the input of drag.
 type DragArgs struct {
-	From PointArgs `json:"from" jsonschema:"Where to press the mouse: an element's id, or x and y in the screenshot."`
-	To   PointArgs `json:"to" jsonschema:"Where to release it: an element's id, or x and y in the screenshot."`
+	From PointArgs `json:"from" jsonschema:"Where to press the mouse."`
+	To   PointArgs `json:"to" jsonschema:"Where to release it."`
 }
 
 // KeypressArgs is the input of keypress. Each key is a Playwright key name
