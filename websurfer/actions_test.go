@@ -839,6 +839,21 @@ func TestPointerActions(t *testing.T) {
 	f.fail("drag", `{"from": {"target_id": 1, "x": 3, "y": 4}, "to": {"x": 5, "y": 5}}`, "not both")
 }
 
+// TestClickAtCoveredPoint: click_at on a point where a banner covers a
+// listed button is refused, naming the cover, and nothing is clicked;
+// drag from there too.
+func TestClickAtCoveredPoint(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.visit("/actions/covered.html")
+	f.js(`void (document.getElementById('banner').onclick = () => { document.title = 'banner clicked'; })`)
+	bx, by := f.shotPoint("#buy", 0.5, 0.5)
+	f.fail("click_at", fmt.Sprintf(`{"x": %g, "y": %g}`, bx, by), "covered by dialog \"Cookie consent\"")
+	f.fail("drag", fmt.Sprintf(`{"from": {"x": %g, "y": %g}, "to": {"x": 5, "y": 5}}`, bx, by), "covered by dialog \"Cookie consent\"")
+	if got := f.js("document.title"); got != "Covered" {
+		t.Fatalf("a refused click_at reached the page: the title is %v", got)
+	}
+}
+
 // TestPointerActionsAreGated: click_at on a button is judged by the action
 // rules for click too, and drag by its own, like any action.
 func TestPointerActionsAreGated(t *testing.T) {
