@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
-	"github.com/surfkit/surf/cmd/surf/internal/away"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
-	"github.com/surfkit/surf/cmd/surf/internal/report"
 	"github.com/surfkit/surf/internal/admit"
+	"github.com/surfkit/surf/internal/away"
+	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
