@@ -1,4 +1,22 @@
-package main
+// Package worker is the surfer of the task board: it runs claimed
+// board tasks, each in an isolated session of one shared browser, with
+// the agent loop, and hands back their results (what surf work runs).
+//
+// New launches the browser; Worker.Run is a board.RunFunc, so a program
+// runs workers with board.Board.Work:
+//
+//	w, err := worker.New(ctx, worker.Config{Sandbox: sandbox.Config{Policy: pol}, Model: model, ModelName: "gpt-4o"})
+//	...
+//	defer w.Close()
+//	err = b.Work(ctx, board.WorkConfig{Run: w.Run, Workers: 4})
+//
+// Each run narrows the worker's policy by the task's own, opens a session
+// (with the task's start URL checked first), runs the surfer with the
+// task's limits, reports each step as the claim's progress, writes a
+// journal and an HTML report, puts both (and the journal's images) in the
+// board's file store and returns the board.Result. A Watcher (cmd/surf's
+// live view) may follow and steer each run.
+package worker
 
 import (
 	"cmp"
@@ -15,7 +33,6 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
-	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/admit"
 	"github.com/surfkit/surf/internal/away"
 	"github.com/surfkit/surf/internal/report"
@@ -26,59 +43,96 @@ import (
 	"github.com/surfkit/surf/websurfer"
 )
 
-// taskRunnerOptions configure a taskRunner: the browser every task of the
-// process shares, the worker's policy, the defaults of the tasks' limits
-// and per-task hooks.
-type taskRunnerOptions struct {
-	// sandbox launches the browser (and relaunches it when it dies). Its
-	// Policy is the worker's policy when base is nil.
-	sandbox sandbox.Config
-	// base is the worker's policy; each task's Policy narrows it. Nil
-	// means sandbox.Policy.
-	base *policy.Policy
-	// surf is the template of each task's surfer (token budget, search
-	// engine, approver...). Session, Policy, Model and Logger are set per
-	// task. A nil Approver denies what the policy marks "ask": an
-	// unattended worker has nobody to ask.
-	surf websurfer.Config
-	// session is each task's session unless sessionFor is set.
-	session sandbox.SessionConfig
-	// sessionFor, when set, gives a task's session configuration (a
+// Config configures a Worker: the browser every task of the process
+// shares, the worker's policy, the model, the defaults of the tasks'
+// limits and per-task hooks. Its zero value plus a Model and a policy
+// (Policy or Sandbox.Policy) is a working worker.
+type Config struct {
+	// Sandbox launches the browser (and relaunches it when it dies). Its
+	// Policy is the worker's policy when Policy is nil.
+	Sandbox sandbox.Config
+	// Policy is the worker's policy; each task's Policy narrows it. Nil
+	// means Sandbox.Policy; one of the two is required.
+	Policy *policy.Policy
+	// Surf is the template of each task's surfer (token budget, search
+	// engine, approver...). Session, Policy, Model, ModelName and Logger
+	// are set per task. A nil Approver denies what the policy marks
+	// "ask": an unattended worker has nobody to ask.
+	Surf websurfer.Config
+	// Session is each task's session unless SessionFor is set.
+	Session sandbox.SessionConfig
+	// SessionFor, when set, gives a task's session configuration (a
 	// per-task ReplayHAR, say). Its Policy is replaced by the task's.
-	sessionFor func(board.Task) sandbox.SessionConfig
-	// surfFor, when set, adjusts the surfer's configuration for a task
+	SessionFor func(board.Task) sandbox.SessionConfig
+	// SurfFor, when set, adjusts the surfer's configuration for a task
 	// (a per-task search engine, say).
-	surfFor func(board.Task, websurfer.Config) websurfer.Config
-	// modelFor gives a task's model and its name. Required.
-	modelFor func(board.Task) (websurfer.Model, string, error)
-	// maxSteps, maxTokens and maxTime are the limits of a task that sets
+	SurfFor func(board.Task, websurfer.Config) websurfer.Config
+	// Model and ModelName are every task's model, unless ModelFor is
+	// set. One of Model and ModelFor is required.
+	Model     websurfer.Model
+	ModelName string
+	// ModelFor, when set, gives a task's model and its name.
+	ModelFor func(board.Task) (websurfer.Model, string, error)
+	// MaxSteps, MaxTokens and MaxTime are the limits of a task that sets
 	// none; zeros mean websurfer's defaults.
-	maxSteps  int
-	maxTokens int
-	maxTime   time.Duration
-	// storeTime bounds the storing of a task's files on the board
-	// (default 1m); what is not stored by then is noted on the task.
-	storeTime time.Duration
-	// logger receives diagnostics; nil discards them.
-	logger *slog.Logger
-	// live, when set, registers each task's session in the live view
-	// while it runs; with liveAlone the live view alone answers "ask"
-	// actions (surf.Approver is not asked).
-	live      *live.Hub
-	liveAlone bool
-	// turns, when set, admits the tasks' browser work (see turns.go):
-	// a task holds a turn while it drives the browser, not while it
-	// waits on its model or a person.
-	turns *admit.Queue
+	MaxSteps  int
+	MaxTokens int
+	MaxTime   time.Duration
+	// StoreTime bounds the storing of a task's files on the board; zero
+	// means a minute. What is not stored by then is noted on the task.
+	StoreTime time.Duration
+	// MaxActive is how many tasks drive the browser at once: a task holds
+	// a turn while it drives the browser (opening its session, acting,
+	// observing), not while it waits on its model or a person, or while
+	// its files are stored (package admit says why that serves more tasks
+	// a minute). Zero means admit.DefaultCapacity (one per core, at least
+	// 2).
+	MaxActive int
+	// Watcher, when set, follows each task's run and may steer it.
+	Watcher Watcher
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
 }
 
-// taskRunner runs board tasks in one browser: one sandbox per process, one
-// isolated session and surfer per claim. Its run is a board.RunFunc, safe
+// A Watcher follows the runs of a worker's tasks and may steer them:
+// cmd/surf's live view is one.
+type Watcher interface {
+	// Watch is called for each task once its session is open, before its
+	// surfer starts. It may adjust the surfer's configuration (its
+	// Approver and Human, say); the worker closes the Watch it returns
+	// when the run ends.
+	Watch(ctx context.Context, r *Run) (Watch, error)
+}
+
+// Run is a task's run as a Watcher sees it when it starts.
+type Run struct {
+	Claim   *board.Claim
+	Session *sandbox.Session
+	// Surf is the configuration the task's surfer will start with.
+	Surf *websurfer.Config
+}
+
+// A Watch follows one task's run.
+type Watch interface {
+	// Begin is called once the surfer is up, before its first step. It
+	// may set opts' Between; it returns the context the run goes on with
+	// (one with websurfer.WithProgress, say) and what to call when the
+	// run ends.
+	Begin(ctx context.Context, s *websurfer.Surfer, opts *websurfer.RunOptions) (context.Context, func())
+	// Step is called with each step of the run.
+	Step(*websurfer.Step)
+	// Close ends the watch.
+	Close()
+}
+
+// Worker runs board tasks in one browser: one sandbox per process, one
+// isolated session and surfer per claim. Its Run is a board.RunFunc, safe
 // for concurrent claims.
-type taskRunner struct {
-	o    taskRunnerOptions
-	log  *slog.Logger
-	asks bool // the surfers' Approver may ask a person (and wait)
+type Worker struct {
+	o     Config
+	log   *slog.Logger
+	asks  bool // the surfers' Approver may ask a person (and wait)
+	turns *admit.Queue
 
 	mu     sync.Mutex
 	sb     *sandbox.Sandbox
@@ -86,35 +140,48 @@ type taskRunner struct {
 	olds   sync.WaitGroup // sandboxes replaced after a crash, closing
 }
 
-// newTaskRunner launches the browser the tasks will share.
-func newTaskRunner(ctx context.Context, cli *CLI, o taskRunnerOptions) (*taskRunner, error) {
-	if o.modelFor == nil {
-		return nil, errors.New("the task runner needs a model")
+// New checks cfg and launches the browser the tasks will share.
+func New(ctx context.Context, cfg Config) (*Worker, error) {
+	o := cfg
+	if o.ModelFor == nil && o.Model == nil {
+		return nil, errors.New("the worker needs a model")
 	}
-	if o.base == nil {
-		o.base = o.sandbox.Policy
+	if o.ModelFor == nil {
+		o.ModelFor = func(board.Task) (websurfer.Model, string, error) { return cfg.Model, cfg.ModelName, nil }
 	}
-	if o.base == nil {
-		return nil, errors.New("the task runner needs a policy")
+	if o.Policy == nil {
+		o.Policy = o.Sandbox.Policy
 	}
-	if o.sandbox.Policy == nil {
-		o.sandbox.Policy = o.base
+	if o.Policy == nil {
+		return nil, errors.New("the worker needs a policy")
 	}
-	asks := o.surf.Approver != nil // a person may be asked
-	if o.surf.Approver == nil {
-		o.surf.Approver = policy.DenyAll()
+	if o.Sandbox.Policy == nil {
+		o.Sandbox.Policy = o.Policy
 	}
-	if o.maxSteps < 0 || o.maxTokens < 0 || o.maxTime < 0 || o.storeTime < 0 {
-		return nil, errors.New("the task runner's limits cannot be negative")
+	asks := o.Surf.Approver != nil // a person may be asked
+	if o.Surf.Approver == nil {
+		o.Surf.Approver = policy.DenyAll()
 	}
-	if o.logger == nil {
-		o.logger = cli.Logger
+	if o.MaxSteps < 0 || o.MaxTokens < 0 || o.MaxTime < 0 || o.StoreTime < 0 {
+		return nil, errors.New("the worker's limits cannot be negative")
 	}
-	if o.logger == nil {
-		o.logger = slog.New(slog.DiscardHandler)
+	if o.MaxActive < 0 {
+		return nil, errors.New("the worker's MaxActive cannot be negative")
 	}
-	r := &taskRunner{o: o, log: o.logger, asks: asks}
-	sb, err := retryLostBrowser(ctx, cli, func() (*sandbox.Sandbox, error) { return sandbox.New(ctx, o.sandbox) })
+	n := o.MaxActive
+	if n == 0 {
+		n = admit.DefaultCapacity()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Worker{o: o, log: o.Logger, asks: asks, turns: admit.New(n)}
+	sb, err := sandbox.New(ctx, o.Sandbox)
+	if err != nil && ctx.Err() == nil && sandbox.BrowserGone(err) {
+		// the browser died while it started: no reason to fail
+		r.log.Warn("the browser was lost while the session opened; trying again", "err", err)
+		sb, err = sandbox.New(ctx, o.Sandbox)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +190,7 @@ func newTaskRunner(ctx context.Context, cli *CLI, o taskRunnerOptions) (*taskRun
 }
 
 // Close closes the browser, and waits for those replaced after a crash.
-func (r *taskRunner) Close() error {
+func (r *Worker) Close() error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -137,17 +204,18 @@ func (r *taskRunner) Close() error {
 	return err
 }
 
-var errRunnerClosed = errors.New("the task runner is closed")
+// ErrClosed is the error of a run after Close.
+var ErrClosed = errors.New("the worker is closed")
 
 // sandbox is the browser to open a session in: the current one, or a new
 // one when it has gone away.
-func (r *taskRunner) sandbox(ctx context.Context) (*sandbox.Sandbox, error) {
+func (r *Worker) sandbox(ctx context.Context) (*sandbox.Sandbox, error) {
 	r.mu.Lock()
 	sb := r.sb
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
-		return nil, errRunnerClosed
+		return nil, ErrClosed
 	}
 	if b := sb.Browser(); b != nil && !b.IsConnected() {
 		return r.replace(ctx, sb)
@@ -157,17 +225,17 @@ func (r *taskRunner) sandbox(ctx context.Context) (*sandbox.Sandbox, error) {
 
 // replace relaunches the browser once it is gone: the first run to see
 // old die starts a new sandbox, the others use it.
-func (r *taskRunner) replace(ctx context.Context, old *sandbox.Sandbox) (*sandbox.Sandbox, error) {
+func (r *Worker) replace(ctx context.Context, old *sandbox.Sandbox) (*sandbox.Sandbox, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, errRunnerClosed
+		return nil, ErrClosed
 	}
 	if r.sb != old {
 		return r.sb, nil // another run relaunched it already
 	}
 	r.log.Warn("the browser is gone; relaunching it")
-	sb, err := sandbox.New(ctx, r.o.sandbox)
+	sb, err := sandbox.New(ctx, r.o.Sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("the browser is gone and relaunching it failed: %w", err)
 	}
@@ -182,25 +250,29 @@ func (r *taskRunner) replace(ctx context.Context, old *sandbox.Sandbox) (*sandbo
 
 // taskRun is one claim's run: its session(s), surfer and files.
 type taskRun struct {
-	r     *taskRunner
+	r     *Worker
 	c     *board.Claim
+	pol   *policy.Policy
 	scfg  sandbox.SessionConfig
 	mu    sync.Mutex
 	sb    *sandbox.Sandbox
 	sess  []*sandbox.Session
 	surf  *websurfer.Surfer
+	watch Watch
+	ended func() // the watch's, once the run began
 	dir   string
 	jpath string
 }
 
-// run runs a claimed task: a board.RunFunc. A run that ends answered is
-// done; one that ends otherwise (a limit, a stall) fails with how it
+// Run runs a claimed task: a board.RunFunc. A run that ends answered is
+// done (with a note on the task when not all its files could be stored); one that ends otherwise (a limit, a stall) fails with how it
 // ended; a runtime error (the browser lost for good, the model endpoint
-// down) asks the board for another attempt.
-func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, error) {
+// down) asks the board for another attempt. The run's files are stored
+// even when ctx ends: a cancelled task keeps what it did.
+func (r *Worker) Run(ctx context.Context, c *board.Claim) (*board.Result, error) {
 	start := time.Now()
 	t := c.Task
-	pol, err := t.Policy.Apply(r.o.base)
+	pol, err := t.Policy.Apply(r.o.Policy)
 	if err != nil {
 		return nil, fmt.Errorf("the task's policy: %w", err)
 	}
@@ -209,141 +281,38 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 			return nil, fmt.Errorf("the start URL %s is denied: %s", t.StartURL, d.Reason)
 		}
 	}
-	model, modelName, err := r.o.modelFor(t)
-	if err != nil {
-		return nil, fmt.Errorf("the task's model: %w", err)
-	}
-	tr := &taskRun{r: r, c: c, scfg: r.o.session}
-	if r.o.sessionFor != nil {
-		tr.scfg = r.o.sessionFor(t)
+	tr := &taskRun{r: r, c: c, pol: pol, scfg: r.o.Session}
+	if r.o.SessionFor != nil {
+		tr.scfg = r.o.SessionFor(t)
 	}
 	tr.scfg.Policy = pol
-	var opened, ran, stored, sessOpened time.Time
-	defer func() {
-		closing := time.Now()
-		tr.close()
-		if !stored.IsZero() {
-			r.log.Debug("task timings", "task", t.ID, "open", opened.Sub(start), "session", sessOpened.Sub(start), "run", ran.Sub(opened),
-				"store", stored.Sub(ran), "close", time.Since(closing))
-		}
-	}()
+	defer tr.close()
 
-	sb, err := r.sandbox(ctx)
-	if err != nil {
-		return nil, r.retryable(ctx, fmt.Errorf("the browser: %w", err))
-	}
-	turn := r.o.turns.Turn()
+	turn := r.turns.Turn()
 	defer turn.Drop()
 	if _, err := turn.Take(ctx); err != nil {
 		return nil, err
 	}
-	ctx = admit.WithTurn(ctx, turn) // see turns.go
-	sess, err := tr.open(ctx, sb)
-	sessOpened = time.Now()
-	if err != nil && ctx.Err() == nil && sandbox.BrowserGone(err) {
-		// the browser died just now: once more, on a new one
-		if sb, err = r.replace(ctx, sb); err == nil {
-			sess, err = tr.open(ctx, sb)
-		}
+	ctx = admit.WithTurn(ctx, turn)
+	if err := tr.start(ctx); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, r.retryable(ctx, fmt.Errorf("opening a session: %w", err))
-	}
-	cfg := r.o.surf
-	if r.o.surfFor != nil {
-		cfg = r.o.surfFor(t, cfg)
-	}
-	cfg.Session, cfg.Policy, cfg.Model, cfg.ModelName, cfg.Logger = sess, pol, model, modelName, r.log
-	cfg.SkipBlank = t.StartURL != "" // the run opens it first
-	var ls *live.Session
-	if r.o.live != nil {
-		ls, err = r.o.live.Open(live.SessionOptions{Owner: fmt.Sprintf("worker %s task %s", c.Worker, t.ID), Redact: sess.Policy().Redact})
-		if err != nil {
-			return nil, r.retryable(ctx, err)
-		}
-		defer ls.Close()
-		other := cfg.Approver
-		if r.o.liveAlone {
-			other = nil
-		}
-		cfg.Approver, cfg.Human = ls.Approver(other), ls
-	}
-	cfg.Model, cfg.Human = away.Model(cfg.Model), away.Human(cfg.Human)
-	if r.asks || ls != nil {
-		// the unattended worker's deny-all approver answers at once
-		cfg.Approver = away.Approver(cfg.Approver)
-	}
-	surf, err := websurfer.New(ctx, cfg)
-	if err != nil {
-		return nil, r.retryable(ctx, fmt.Errorf("starting the surfer: %w", err))
-	}
-	tr.surf = surf
-	attachLive(ls, surf, sess)
-	opened = time.Now()
-
-	// surf-PID-...: what a killed worker leaves is found by
-	// sandbox.RemoveStale with its browser's leftovers
-	tr.dir, err = os.MkdirTemp("", fmt.Sprintf("surf-%d-task-", os.Getpid()))
-	if err != nil {
-		return nil, board.Retry(fmt.Errorf("a directory for the journal: %w", err))
-	}
-	tr.jpath = filepath.Join(tr.dir, "journal.jsonl")
-	j, err := journal.Open(tr.jpath, pol.Redact)
+	j, opts, err := tr.journal()
 	if err != nil {
 		return nil, board.Retry(err)
 	}
-	opts := websurfer.RunOptions{
-		StartURL: t.StartURL, MaxSteps: t.MaxSteps, MaxTokens: r.o.maxTokens, MaxTime: time.Duration(t.MaxTime),
-		Journal: j, Relaunch: tr.relaunch, Logger: r.log,
-	}
-	if opts.MaxSteps == 0 {
-		opts.MaxSteps = r.o.maxSteps
-	}
-	if opts.MaxTime == 0 {
-		opts.MaxTime = r.o.maxTime
-	}
-	var end *websurfer.Step
-	var runErr error
-	runCtx := ctx
-	if ls != nil {
-		runCtx = websurfer.WithProgress(ctx, ls.Progress)
-		opts.Between = away.Between(ls.Between)
-		done := ls.Begin()
-		defer done()
-	}
-	for st, err := range surf.Run(runCtx, t.Instruction, opts) {
-		if ls != nil {
-			ls.Step(st)
-		}
-		if st != nil {
-			if st.Done {
-				end = st
-			} else {
-				c.Progress(ctx, pol.Redact(stepProgress(st)))
-			}
-		}
-		if err != nil {
-			runErr = err
-		}
-	}
+	end, runErr := tr.run(ctx, opts)
 	turn.Drop() // storing the files is no browser work
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the journal: %w", err)
 	}
-	if end == nil {
-		end = &websurfer.Step{EndReason: journal.EndError}
-	}
 	res := &board.Result{Answer: end.Answer, EndReason: string(end.EndReason), Steps: end.N, Tokens: end.Total.Total}
-	// The files are kept even when the run was stopped: a cancelled task
-	// keeps what it did.
-	ran = time.Now()
-	defer func() { stored = time.Now() }()
 	// A run that finished is not run again for its files: the board's
 	// file writes try again through a NATS leader change themselves, and
 	// what still could not be stored is noted on the task.
 	if err := tr.store(ctx, res); err != nil {
 		r.log.Warn("storing a task's files", "task", t.ID, "err", err)
-		c.Note(fmt.Sprintf("not all of the run's files were stored: %v", err))
+		tr.c.Note(fmt.Sprintf("not all of the run's files were stored: %v", err))
 	}
 	res.Duration = board.Duration(time.Since(start))
 	switch {
@@ -352,14 +321,121 @@ func (r *taskRunner) run(ctx context.Context, c *board.Claim) (*board.Result, er
 	case runErr != nil:
 		return res, r.retryable(ctx, fmt.Errorf("the run stopped after %d steps: %w", end.N, runErr))
 	case end.EndReason != journal.EndAnswered:
-		return res, fmt.Errorf("the run ended with %s after %d %s", end.EndReason, end.N, pluralWord(end.N, "step", "steps"))
+		return res, fmt.Errorf("the run ended with %s after %d %s", end.EndReason, end.N, plural(end.N, "step", "steps"))
 	}
 	return res, nil
 }
 
+// start opens the run's session (once more on a new browser if the
+// browser died just then) and starts its surfer.
+func (tr *taskRun) start(ctx context.Context) error {
+	r, t := tr.r, tr.c.Task
+	model, modelName, err := r.o.ModelFor(t)
+	if err != nil {
+		return fmt.Errorf("the task's model: %w", err)
+	}
+	sb, err := r.sandbox(ctx)
+	if err != nil {
+		return r.retryable(ctx, fmt.Errorf("the browser: %w", err))
+	}
+	sess, err := tr.open(ctx, sb)
+	if err != nil && ctx.Err() == nil && sandbox.BrowserGone(err) {
+		if sb, err = r.replace(ctx, sb); err == nil {
+			sess, err = tr.open(ctx, sb)
+		}
+	}
+	if err != nil {
+		return r.retryable(ctx, fmt.Errorf("opening a session: %w", err))
+	}
+	cfg := r.o.Surf
+	if r.o.SurfFor != nil {
+		cfg = r.o.SurfFor(t, cfg)
+	}
+	cfg.Session, cfg.Policy, cfg.Model, cfg.ModelName, cfg.Logger = sess, tr.pol, model, modelName, r.log
+	cfg.SkipBlank = t.StartURL != "" // the run opens it first
+	if r.o.Watcher != nil {
+		tr.watch, err = r.o.Watcher.Watch(ctx, &Run{Claim: tr.c, Session: sess, Surf: &cfg})
+		if err != nil {
+			return r.retryable(ctx, err)
+		}
+	}
+	cfg.Model, cfg.Human = away.Model(cfg.Model), away.Human(cfg.Human)
+	if r.asks || tr.watch != nil {
+		// the unattended worker's deny-all approver answers at once
+		cfg.Approver = away.Approver(cfg.Approver)
+	}
+	tr.surf, err = websurfer.New(ctx, cfg)
+	if err != nil {
+		return r.retryable(ctx, fmt.Errorf("starting the surfer: %w", err))
+	}
+	return nil
+}
+
+// journal opens the run's journal in a directory of its own and gives the
+// run's options.
+func (tr *taskRun) journal() (*journal.Writer, websurfer.RunOptions, error) {
+	r, t := tr.r, tr.c.Task
+	var err error
+	// surf-PID-...: what a killed worker leaves is found by
+	// sandbox.RemoveStale with its browser's leftovers
+	tr.dir, err = os.MkdirTemp("", fmt.Sprintf("surf-%d-task-", os.Getpid()))
+	if err != nil {
+		return nil, websurfer.RunOptions{}, fmt.Errorf("a directory for the journal: %w", err)
+	}
+	tr.jpath = filepath.Join(tr.dir, "journal.jsonl")
+	j, err := journal.Open(tr.jpath, tr.pol.Redact)
+	if err != nil {
+		return nil, websurfer.RunOptions{}, err
+	}
+	opts := websurfer.RunOptions{
+		StartURL: t.StartURL, MaxSteps: t.MaxSteps, MaxTokens: r.o.MaxTokens, MaxTime: time.Duration(t.MaxTime),
+		Journal: j, Relaunch: tr.relaunch, Logger: r.log,
+	}
+	if opts.MaxSteps == 0 {
+		opts.MaxSteps = r.o.MaxSteps
+	}
+	if opts.MaxTime == 0 {
+		opts.MaxTime = r.o.MaxTime
+	}
+	return j, opts, nil
+}
+
+// run runs the surfer, reporting its steps as the claim's progress, and
+// gives its last step (one that ended in error when none came).
+func (tr *taskRun) run(ctx context.Context, opts websurfer.RunOptions) (*websurfer.Step, error) {
+	runCtx := ctx
+	if tr.watch != nil {
+		runCtx, tr.ended = tr.watch.Begin(ctx, tr.surf, &opts)
+		if opts.Between != nil {
+			opts.Between = away.Between(opts.Between)
+		}
+	}
+	var end *websurfer.Step
+	var runErr error
+	for st, err := range tr.surf.Run(runCtx, tr.c.Task.Instruction, opts) {
+		if tr.watch != nil {
+			tr.watch.Step(st)
+		}
+		if st != nil {
+			if st.Done {
+				end = st
+			} else {
+				tr.c.Progress(ctx, tr.pol.Redact(stepProgress(st)))
+			}
+		}
+		if err != nil {
+			runErr = err
+		}
+	}
+	if end == nil {
+		end = &websurfer.Step{EndReason: journal.EndError}
+	}
+	return end, runErr
+}
+
 // retryable marks a runtime error as worth another attempt, unless the
 // run was stopped.
-func (r *taskRunner) retryable(ctx context.Context, err error) error {
+func (r *Worker) retryable(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -399,7 +475,7 @@ func (tr *taskRun) relaunch(ctx context.Context) (*sandbox.Session, error) {
 // board's file store, as TASK/attempt-N/journal.jsonl,
 // .../journal-images/IMAGE and .../report.html.
 func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(tr.r.o.storeTime, time.Minute))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(tr.r.o.StoreTime, time.Minute))
 	defer cancel()
 	put := func(name, path string) (string, error) {
 		f, err := os.Open(path)
@@ -446,8 +522,15 @@ func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 	return errors.Join(errs...)
 }
 
-// close closes the run's surfer and sessions and removes its files.
+// close closes the run's watch, surfer and sessions and removes its
+// files.
 func (tr *taskRun) close() {
+	if tr.ended != nil {
+		tr.ended()
+	}
+	if tr.watch != nil {
+		tr.watch.Close()
+	}
 	if tr.surf != nil {
 		tr.surf.Close()
 	}
@@ -491,3 +574,14 @@ func callTarget(args json.RawMessage) string {
 	}
 	return ""
 }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// MaxActive is how many tasks drive the browser at once (Config.MaxActive,
+// or its default).
+func (r *Worker) MaxActive() int { return r.turns.Capacity() }

@@ -19,6 +19,7 @@ import (
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/worker"
 	"gopkg.in/yaml.v3"
 )
 
@@ -200,27 +201,27 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		return err
 	}
 	scenarioOf := func(t board.Task) *benchScenario { return byName[t.Labels["scenario"]] }
-	runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
-		sandbox: sbCfg,
-		base:    base,
-		turns:   turnQueue(*maxActive),
-		sessionFor: func(t board.Task) sandbox.SessionConfig {
+	runner, err := worker.New(ctx, worker.Config{
+		Sandbox:   sbCfg,
+		Policy:    base,
+		MaxActive: *maxActive,
+		SessionFor: func(t board.Task) sandbox.SessionConfig {
 			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).dir, "site.har")}
 		},
-		surfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
+		SurfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
 			if sc := scenarioOf(t); sc.Search != "" {
 				cfg.SearchURL = sc.origin() + sc.Search
 			}
 			return cfg
 		},
-		modelFor: func(t board.Task) (websurfer.Model, string, error) {
+		ModelFor: func(t board.Task) (websurfer.Model, string, error) {
 			m, err := llm.New(ctx, llm.Config{Model: "replay-model", MaxRetries: -1, Replay: filepath.Join(scenarioOf(t).dir, "model.json")})
 			if err != nil {
 				return nil, "", err
 			}
 			return slowModel{m: m, delay: *delay}, "replay-model", nil
 		},
-		logger: cli.Logger,
+		Logger: cli.Logger,
 	})
 	if err != nil {
 		return err
@@ -244,7 +245,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		}
 	}
 	if !*asJSON {
-		fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", *nTasks, len(scens), *delay, runner.o.turns.Capacity())
+		fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", *nTasks, len(scens), *delay, runner.MaxActive())
 		fmt.Fprintf(cli.Stdout, "%7s  %5s  %6s  %8s  %9s  %7s  %14s  %12s\n", "workers", "done", "failed", "wall", "tasks/min", "speedup", "overhead p50/p95", "run p50")
 		for _, r := range results {
 			fmt.Fprintf(cli.Stdout, "%7d  %5d  %6d  %7.1fs  %9.1f  %6.2fx  %6.1f/%-6.1fms  %10.0fms\n", r.Workers, r.Done, r.Failed,
@@ -263,7 +264,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 }
 
 // benchBoardOnce runs n tasks on a fresh board with w workers.
-func benchBoardOnce(ctx context.Context, cli *CLI, runner *taskRunner, scens []*benchScenario, w, n int) (benchBoardResult, error) {
+func benchBoardOnce(ctx context.Context, cli *CLI, runner *worker.Worker, scens []*benchScenario, w, n int) (benchBoardResult, error) {
 	res := benchBoardResult{Workers: w, Tasks: n}
 	dir, err := os.MkdirTemp("", "surf-bench-board-")
 	if err != nil {
@@ -299,7 +300,7 @@ func benchBoardOnce(ctx context.Context, cli *CLI, runner *taskRunner, scens []*
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- b.Work(wctx, board.WorkConfig{Workers: w, Name: "bench", MaxAttempts: 1, Run: runner.run, Logger: cli.Logger,
+		done <- b.Work(wctx, board.WorkConfig{Workers: w, Name: "bench", MaxAttempts: 1, Run: runner.Run, Logger: cli.Logger,
 			Timed: func(t board.Times) {
 				mu.Lock()
 				times = append(times, t)
