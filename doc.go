@@ -38,10 +38,11 @@
 //
 //   - cmd/surf: the surf command.
 //   - cmd/surf/internal/mcpserver: surf as an MCP server.
-//   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close.
+//   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close, and starting them.
 //   - cmd/surf/internal/demosite: the bundled demo website.
 //   - cmd/surf/internal/live: the hub of live sessions: state, timeline, approvals, takeover.
 //   - cmd/surf/internal/liveui: the live view's web UI.
+//   - cmd/surf/internal/bench: the measuring of surf bench (observe, sessions, board, actions).
 //   - cmd/surf/internal/benchsite: the fixture site of surf bench actions.
 //
 // Test helpers (internal/testkit/):
