@@ -15,6 +15,7 @@
 //   - sandbox: the browser process surf owns, and isolated sessions that enforce a policy.
 //   - som: set-of-mark drawing on screenshots.
 //   - board: the task board: tasks with dependencies, workers with leases, on NATS JetStream.
+//   - worker: the surfer of a board task: runs claimed tasks in one shared browser (what surf work runs).
 //
 // Low-level libraries (internal/), which import no public surf package:
 //
@@ -27,17 +28,22 @@
 //   - internal/proc: process questions (alive, by environment, command line).
 //   - internal/admit: turns at the browser: how much browser work runs at once.
 //
+// Internal libraries of the public packages (internal/), which may import
+// public packages:
+//
+//   - internal/report: a run's journal as one HTML page.
+//   - internal/away: lets a call's or task's turn at the browser go while it waits on the model or a person.
+//
 // Applications, with the CLI (cmd/surf/internal/):
 //
 //   - cmd/surf: the surf command.
 //   - cmd/surf/internal/mcpserver: surf as an MCP server.
-//   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close.
-//   - cmd/surf/internal/report: a run's journal as one HTML page.
+//   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close, and starting them.
 //   - cmd/surf/internal/demosite: the bundled demo website.
 //   - cmd/surf/internal/live: the hub of live sessions: state, timeline, approvals, takeover.
 //   - cmd/surf/internal/liveui: the live view's web UI.
+//   - cmd/surf/internal/bench: the measuring of surf bench (observe, sessions, board, actions).
 //   - cmd/surf/internal/benchsite: the fixture site of surf bench actions.
-//   - cmd/surf/internal/away: lets a call's or task's turn at the browser go while it waits on the model or a person.
 //
 // Test helpers (internal/testkit/):
 //

@@ -47,7 +47,7 @@ func TestImportRules(t *testing.T) {
 		// the board holds tasks and runs RunFuncs; what drives a browser
 		// is the worker's business
 		{pkg: "board", forbidden: append([]string{sandbox, module + "/websurfer"}, playwright...)},
-		{pkg: "cmd/surf/internal/report", forbidden: playwright},
+		{pkg: "internal/report", forbidden: playwright},
 	}
 	for _, low := range lowLevel {
 		var forbidden []string

@@ -5,21 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/bench"
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
-	"gopkg.in/yaml.v3"
+	"github.com/surfkit/surf/worker"
 )
 
 // benchBoardUsage is the usage of "surf bench board".
@@ -43,100 +40,6 @@ Flags:
 
 Example:
   surf bench board --workers 1,2,4,8 --tasks 24 --model-delay 1s`
-
-// benchBoardResult is the measure of one worker count.
-type benchBoardResult struct {
-	Workers       int      `json:"workers"`
-	Tasks         int      `json:"tasks"`
-	Done          int      `json:"done"`
-	Failed        int      `json:"failed"`
-	Errors        []string `json:"errors,omitempty"`
-	WallMS        int64    `json:"wall_ms"`
-	TasksPerMin   float64  `json:"tasks_per_minute"`
-	Speedup       float64  `json:"speedup"`
-	OverheadP50MS float64  `json:"overhead_ms_p50"`
-	OverheadP95MS float64  `json:"overhead_ms_p95"`
-	OverheadMaxMS float64  `json:"overhead_ms_max"`
-	RunP50MS      float64  `json:"run_ms_p50"`
-}
-
-// benchScenario is a replay scenario's scenario.yaml, as the benchmark
-// uses it.
-type benchScenario struct {
-	dir, name string
-	Task      string    `yaml:"task"`
-	Port      int       `yaml:"port"`
-	Start     string    `yaml:"start"`
-	Search    string    `yaml:"search"`
-	Policy    yaml.Node `yaml:"policy"`
-	MaxSteps  int       `yaml:"max_steps"`
-}
-
-func (sc *benchScenario) origin() string { return fmt.Sprintf("http://127.0.0.1:%d", sc.Port) }
-
-func loadBenchScenarios(dir string) ([]*benchScenario, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*", "scenario.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if len(paths) == 0 {
-		return nil, withHint(fmt.Errorf("no replay scenarios under %s", dir), "--scenarios names a directory of scenario folders (each with scenario.yaml, site.har and model.json), like testdata/replay in surf's repository")
-	}
-	var out []*benchScenario
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		sc := &benchScenario{dir: filepath.Dir(p), name: filepath.Base(filepath.Dir(p))}
-		if err := yaml.Unmarshal(data, sc); err != nil {
-			return nil, fmt.Errorf("%s: %v", p, err)
-		}
-		if sc.Task == "" || sc.Port == 0 || sc.MaxSteps == 0 {
-			return nil, fmt.Errorf("%s: task, port and max_steps are required", p)
-		}
-		for _, f := range []string{"site.har", "model.json"} {
-			if _, err := os.Stat(filepath.Join(sc.dir, f)); err != nil {
-				return nil, fmt.Errorf("scenario %s: %v", sc.name, err)
-			}
-		}
-		out = append(out, sc)
-	}
-	return out, nil
-}
-
-// policy is the scenario's policy, as a task's narrowing.
-func (sc *benchScenario) taskPolicy() (*board.Policy, error) {
-	data, err := yaml.Marshal(&sc.Policy)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := policy.LoadBytes(sc.name+" policy", data, policy.LoadOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return &board.Policy{Allow: cfg.Allow, Ask: cfg.Ask, Deny: cfg.Deny, Actions: cfg.Actions}, nil
-}
-
-// slowModel makes every call of m wait delay first: a stand-in for a real
-// model's latency in front of a cassette that answers at once.
-type slowModel struct {
-	m     websurfer.Model
-	delay time.Duration
-}
-
-var _ websurfer.Model = slowModel{}
-
-func (s slowModel) CreateChatCompletion(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	t := time.NewTimer(s.delay)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return openai.ChatCompletionResponse{}, ctx.Err()
-	case <-t.C:
-	}
-	return s.m.CreateChatCompletion(ctx, req)
-}
 
 func parseIntList(s string) ([]int, error) {
 	var out []int
@@ -175,15 +78,18 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	if *delay < 0 || *delay > time.Minute {
 		return usagef(c, "--model-delay must be 0 to 1m")
 	}
-	scens, err := loadBenchScenarios(*scenDir)
+	scens, err := bench.LoadScenarios(*scenDir)
+	if errors.Is(err, bench.ErrNoScenarios) {
+		return withHint(err, "--scenarios names a directory of scenario folders (each with scenario.yaml, site.har and model.json), like testdata/replay in surf's repository")
+	}
 	if err != nil {
 		return err
 	}
-	byName := map[string]*benchScenario{}
+	byName := map[string]*bench.Scenario{}
 	var allow []policy.HostRule
 	for _, sc := range scens {
-		byName[sc.name] = sc
-		r, err := policy.ParseHostRule(strings.TrimPrefix(sc.origin(), "http://"))
+		byName[sc.Name()] = sc
+		r, err := policy.ParseHostRule(strings.TrimPrefix(sc.Origin(), "http://"))
 		if err != nil {
 			return err
 		}
@@ -199,37 +105,37 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	if err != nil {
 		return err
 	}
-	scenarioOf := func(t board.Task) *benchScenario { return byName[t.Labels["scenario"]] }
-	runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
-		sandbox: sbCfg,
-		base:    base,
-		turns:   turnQueue(*maxActive),
-		sessionFor: func(t board.Task) sandbox.SessionConfig {
-			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).dir, "site.har")}
+	scenarioOf := func(t board.Task) *bench.Scenario { return byName[t.Labels["scenario"]] }
+	runner, err := worker.New(ctx, worker.Config{
+		Sandbox:   sbCfg,
+		Policy:    base,
+		MaxActive: *maxActive,
+		SessionFor: func(t board.Task) sandbox.SessionConfig {
+			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).Dir(), "site.har")}
 		},
-		surfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
+		SurfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
 			if sc := scenarioOf(t); sc.Search != "" {
-				cfg.SearchURL = sc.origin() + sc.Search
+				cfg.SearchURL = sc.Origin() + sc.Search
 			}
 			return cfg
 		},
-		modelFor: func(t board.Task) (websurfer.Model, string, error) {
-			m, err := llm.New(ctx, llm.Config{Model: "replay-model", MaxRetries: -1, Replay: filepath.Join(scenarioOf(t).dir, "model.json")})
+		ModelFor: func(t board.Task) (websurfer.Model, string, error) {
+			m, err := llm.New(ctx, llm.Config{Model: "replay-model", MaxRetries: -1, Replay: filepath.Join(scenarioOf(t).Dir(), "model.json")})
 			if err != nil {
 				return nil, "", err
 			}
-			return slowModel{m: m, delay: *delay}, "replay-model", nil
+			return bench.SlowModel{M: m, Delay: *delay}, "replay-model", nil
 		},
-		logger: cli.Logger,
+		Logger: cli.Logger,
 	})
 	if err != nil {
 		return err
 	}
 	defer runner.Close()
 
-	var results []benchBoardResult
+	var results []bench.BoardResult
 	for _, n := range counts {
-		res, err := benchBoardOnce(ctx, cli, runner, scens, n, *nTasks)
+		res, err := bench.BoardOnce(ctx, runner.Run, scens, n, *nTasks, cli.Logger)
 		if err != nil {
 			return err
 		}
@@ -244,7 +150,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		}
 	}
 	if !*asJSON {
-		fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", *nTasks, len(scens), *delay, runner.o.turns.Capacity())
+		fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", *nTasks, len(scens), *delay, runner.MaxActive())
 		fmt.Fprintf(cli.Stdout, "%7s  %5s  %6s  %8s  %9s  %7s  %14s  %12s\n", "workers", "done", "failed", "wall", "tasks/min", "speedup", "overhead p50/p95", "run p50")
 		for _, r := range results {
 			fmt.Fprintf(cli.Stdout, "%7d  %5d  %6d  %7.1fs  %9.1f  %6.2fx  %6.1f/%-6.1fms  %10.0fms\n", r.Workers, r.Done, r.Failed,
@@ -260,91 +166,4 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		}
 	}
 	return nil
-}
-
-// benchBoardOnce runs n tasks on a fresh board with w workers.
-func benchBoardOnce(ctx context.Context, cli *CLI, runner *taskRunner, scens []*benchScenario, w, n int) (benchBoardResult, error) {
-	res := benchBoardResult{Workers: w, Tasks: n}
-	dir, err := os.MkdirTemp("", "surf-bench-board-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	b, err := board.Open(ctx, board.Config{Dir: dir, Logger: cli.Logger})
-	if err != nil {
-		return res, err
-	}
-	defer b.Close()
-	var tasks []board.Task
-	var ids []string
-	for i := range n {
-		sc := scens[i%len(scens)]
-		pol, err := sc.taskPolicy()
-		if err != nil {
-			return res, err
-		}
-		t := board.Task{ID: fmt.Sprintf("%s-%02d", sc.name, i), Instruction: sc.Task, Policy: pol,
-			MaxSteps: sc.MaxSteps, Labels: map[string]string{"scenario": sc.name}}
-		if sc.Start != "" {
-			t.StartURL = sc.origin() + sc.Start
-		}
-		tasks = append(tasks, t)
-		ids = append(ids, t.ID)
-	}
-	if _, err := b.Add(ctx, tasks...); err != nil {
-		return res, err
-	}
-	var mu sync.Mutex
-	var times []board.Times
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- b.Work(wctx, board.WorkConfig{Workers: w, Name: "bench", MaxAttempts: 1, Run: runner.run, Logger: cli.Logger,
-			Timed: func(t board.Times) {
-				mu.Lock()
-				times = append(times, t)
-				mu.Unlock()
-			}})
-	}()
-	recs, err := b.Wait(ctx, ids...)
-	stop()
-	if werr := <-done; werr != nil && !errors.Is(werr, context.Canceled) {
-		return res, werr
-	}
-	if err != nil {
-		return res, err
-	}
-	for _, r := range recs {
-		if r.State == board.Done {
-			res.Done++
-		} else {
-			res.Failed++
-			if len(res.Errors) < 5 {
-				res.Errors = append(res.Errors, r.Task.ID+": "+r.Reason)
-			}
-		}
-	}
-	if len(times) == 0 {
-		return res, nil
-	}
-	first, last := times[0].Claimed, times[0].Stored
-	var over, run []float64
-	for _, t := range times {
-		if t.Claimed.Before(first) {
-			first = t.Claimed
-		}
-		if t.Stored.After(last) {
-			last = t.Stored
-		}
-		over = append(over, float64(t.Overhead().Microseconds())/1000)
-		run = append(run, float64(t.Finished.Sub(t.Started).Milliseconds()))
-	}
-	wall := last.Sub(first)
-	res.WallMS = wall.Milliseconds()
-	res.TasksPerMin = float64(res.Done) / wall.Minutes()
-	res.OverheadP50MS = pct(over, 50)
-	res.OverheadP95MS = pct(over, 95)
-	res.OverheadMaxMS = slices.Max(over)
-	res.RunP50MS = pct(run, 50)
-	return res, nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/surfkit/surf/cmd/surf/internal/bench"
 )
 
 // surf bench board runs every replay scenario on a fresh board, one at a
@@ -18,10 +20,10 @@ func TestBenchBoard(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("surf bench board: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	var got []benchBoardResult
+	var got []bench.BoardResult
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
-		var r benchBoardResult
+		var r bench.BoardResult
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}

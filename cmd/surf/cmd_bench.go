@@ -4,18 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
-	"slices"
-	"sort"
-	"time"
 
-	"github.com/surfkit/surf/third_party/playwright-go"
+	"github.com/surfkit/surf/cmd/surf/internal/bench"
 )
 
 func init() {
@@ -77,7 +72,7 @@ Example:
 		if *rounds < 1 || *rounds > 100 {
 			return usagef(c, "--rounds must be 1 to 100")
 		}
-		pages, err := corpusPages(*corpus)
+		pages, err := bench.CorpusPages(*corpus)
 		if err != nil {
 			return err
 		}
@@ -111,95 +106,21 @@ Example:
 			}
 			defer pprof.StopCPUProfile()
 		}
-		var obsMS, rawMS, ratios, againMS, againRatios []float64
-		reused := 0
-		var toks []int
-		phase := map[string][]float64{}
-		for i, name := range pages {
-			page := b.surf.Page()
-			ms := float64(30000)
-			if _, err := page.Goto(srv.URL+"/"+name+"/", playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateLoad}); err != nil {
-				fmt.Fprintf(cli.Stderr, "surf: skipping %s: %v\n", name, err)
-				continue
-			}
-			pageTokens := 0
-			first := len(obsMS)
-			for r := 0; r < *rounds; r++ {
-				var o, w float64
-				timeObserve := func() error {
-					t0 := time.Now()
-					obs, err := b.surf.ObserveFresh(ctx)
-					if err != nil {
-						return err
-					}
-					o = msSince(t0)
-					pageTokens = max(pageTokens, obs.Tokens)
-					for k, d := range map[string]time.Duration{"screenshot": obs.Timing.Screenshot, "decode": obs.Timing.Decode, "snapshot": obs.Timing.Snapshot, "ax": obs.Timing.AX, "draw+encode": obs.Timing.Image} {
-						phase[k] = append(phase[k], float64(d.Microseconds())/1000)
-					}
-					return nil
+		res, err := bench.Observe(ctx, b.surf, bench.ObserveConfig{
+			Base: srv.URL, Pages: pages, Rounds: *rounds,
+			Skipped: func(name string, err error) { fmt.Fprintf(cli.Stderr, "surf: skipping %s: %v\n", name, err) },
+			Page: func(p bench.ObservePage) {
+				if !*asJSON {
+					fmt.Fprintf(cli.Stderr, "%-40s observe %6.1f ms  raw %6.1f ms  ratio %4.2f  again %6.1f ms  tokens %5d\n", p.Name, p.ObserveMSP50, p.RawMSP50, p.RatioP50, p.AgainMS, p.Tokens)
 				}
-				timeRaw := func() error {
-					t0 := time.Now()
-					if _, err := b.surf.Screenshot(ctx); err != nil {
-						return err
-					}
-					w = msSince(t0)
-					return nil
-				}
-				first, second := timeObserve, timeRaw
-				if (i+r)%2 == 1 {
-					first, second = timeRaw, timeObserve
-				}
-				if err := first(); err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				if err := second(); err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				obsMS, rawMS, ratios = append(obsMS, o), append(rawMS, w), append(ratios, o/w)
-			}
-			// The page observed again, unchanged, right after a fresh
-			// observation.
-			if _, err := b.surf.ObserveFresh(ctx); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			t0 := time.Now()
-			again, err := b.surf.Observe(ctx)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			a := msSince(t0)
-			if again.Again {
-				reused++
-			}
-			againMS, againRatios = append(againMS, a), append(againRatios, a/pct(obsMS[first:], 50))
-			toks = append(toks, pageTokens)
-			if !*asJSON {
-				fmt.Fprintf(cli.Stderr, "%-40s observe %6.1f ms  raw %6.1f ms  ratio %4.2f  again %6.1f ms  tokens %5d\n", name, pct(obsMS[first:], 50), pct(rawMS[first:], 50), pct(ratios[first:], 50), a, pageTokens)
-			}
-		}
-		if len(toks) == 0 {
-			return fmt.Errorf("no page of %s could be loaded", *corpus)
-		}
-		ft := make([]float64, len(toks))
-		for i, t := range toks {
-			ft[i] = float64(t)
-		}
-		res := benchResult{
-			Pages:        len(toks),
-			ObserveMSP50: pct(obsMS, 50), ObserveMSP90: pct(obsMS, 90),
-			RawMSP50: pct(rawMS, 50), RawMSP90: pct(rawMS, 90),
-			RatioP50:  pct(ratios, 50),
-			TokensP50: int(pct(ft, 50)), TokensP90: int(pct(ft, 90)), TokensMax: int(slices.Max(ft)),
-			Rounds:        *rounds,
-			AgainMSP50:    pct(againMS, 50),
-			AgainRatioP50: pct(againRatios, 50),
-			AgainReused:   reused,
+			},
+		})
+		if err != nil {
+			return err
 		}
 		if *phases {
 			for _, k := range []string{"screenshot", "decode", "snapshot", "ax", "draw+encode"} {
-				fmt.Fprintf(cli.Stderr, "phase %-18s p50 %6.1f ms  p90 %6.1f ms\n", k, pct(phase[k], 50), pct(phase[k], 90))
+				fmt.Fprintf(cli.Stderr, "phase %-18s p50 %6.1f ms  p90 %6.1f ms\n", k, bench.Pct(res.Phases[k], 50), bench.Pct(res.Phases[k], 90))
 			}
 		}
 		if *asJSON {
@@ -210,56 +131,4 @@ Example:
 		return nil
 	}
 	register(c)
-}
-
-type benchResult struct {
-	Pages        int     `json:"pages"`
-	ObserveMSP50 float64 `json:"observe_ms_p50"`
-	ObserveMSP90 float64 `json:"observe_ms_p90"`
-	RawMSP50     float64 `json:"raw_ms_p50"`
-	RawMSP90     float64 `json:"raw_ms_p90"`
-	RatioP50     float64 `json:"ratio_p50"`
-	TokensP50    int     `json:"tokens_p50"`
-	TokensP90    int     `json:"tokens_p90"`
-	TokensMax    int     `json:"tokens_max"`
-	Rounds       int     `json:"rounds"`
-	// Again is an observation of the page right after a fresh one, with
-	// nothing changed: its p50, the p50 of its ratio to the page's fresh
-	// observation, and on how many pages it was handed out unchanged.
-	AgainMSP50    float64 `json:"again_ms_p50"`
-	AgainRatioP50 float64 `json:"again_ratio_p50"`
-	AgainReused   int     `json:"again_reused"`
-}
-
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
-
-// pct is the p-th percentile (nearest rank) of xs.
-func pct(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return math.Round(s[max(0, min(i, len(s)-1))]*100) / 100
-}
-
-// corpusPages lists the subfolders of dir that hold an index.html.
-func corpusPages(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("reading the corpus: %w", err)
-	}
-	var out []string
-	for _, e := range ents {
-		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join(dir, e.Name(), "index.html")); err == nil {
-				out = append(out, e.Name())
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s has no folders with an index.html", dir)
-	}
-	return out, nil
 }

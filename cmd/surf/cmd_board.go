@@ -22,7 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/surfkit/surf/board"
-	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/report"
 )
 
 func init() {

@@ -114,7 +114,7 @@ Example:
 					return err
 				}
 			}
-			conn, started, err = connectOrStart(ctx, cli, p, flags)
+			conn, started, err = connectOrStart(ctx, p, flags)
 		}
 		if err != nil {
 			return err
@@ -209,7 +209,7 @@ func closeSession(ctx context.Context, cli *CLI, name string) error {
 	conn, err := daemon.Dial(ctx, p.Socket)
 	if errors.Is(err, daemon.ErrNoDaemon) {
 		if lock, err := daemon.Acquire(p.Lock); err == nil {
-			cleanStale(p, cli.Logger)
+			daemon.CleanStale(p, cli.Logger)
 			lock.Release()
 		}
 		fmt.Fprintf(cli.Stderr, "surf: no session %q is open\n", name)
@@ -226,7 +226,7 @@ func closeSession(ctx context.Context, cli *CLI, name string) error {
 	if !resp.OK {
 		return responseError(resp)
 	}
-	if err := waitGone(ctx, conn.PID(), daemonExitWait); err != nil {
+	if err := daemon.WaitGone(ctx, conn.PID(), daemonExitWait); err != nil {
 		return err
 	}
 	printText(cli, resp.Text)

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
-	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/worker"
 )
 
 func init() {
@@ -146,27 +146,24 @@ Examples:
 			return err
 		}
 		defer b.Close()
-		var hub *live.Hub
+		wcfg := worker.Config{
+			Sandbox: sbCfg, Policy: pol,
+			Surf:    websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, Approver: approver},
+			Session: bf.sessionConfig(),
+			Model:   model, ModelName: modelName,
+			MaxSteps: *maxSteps, MaxTokens: *maxTokens, MaxTime: *maxTime, MaxActive: *maxActive,
+			Logger: cli.Logger,
+		}
 		if withUI {
 			lv, err := startLiveView(ctx, cli, *uf.addr, uiOpts)
 			if err != nil {
 				return err
 			}
 			defer lv.Close()
-			hub = lv.hub
+			wcfg.Watcher = liveWatcher{hub: lv.hub, alone: !fs.Changed("approve")}
 		}
 		defer markWorker(cli.Logger)()
-		runner, err := newTaskRunner(ctx, cli, taskRunnerOptions{
-			sandbox:  sbCfg,
-			base:     pol,
-			surf:     websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, Approver: approver},
-			session:  bf.sessionConfig(),
-			modelFor: func(board.Task) (websurfer.Model, string, error) { return model, modelName, nil },
-			maxSteps: *maxSteps, maxTokens: *maxTokens, maxTime: *maxTime,
-			logger: cli.Logger,
-			live:   hub, liveAlone: withUI && !fs.Changed("approve"),
-			turns: turnQueue(*maxActive),
-		})
+		runner, err := worker.New(ctx, wcfg)
 		if err != nil {
 			return err
 		}
@@ -179,7 +176,7 @@ Examples:
 		out := &workPrinter{w: cli.Stdout, json: *asJSON, maxAttempts: *maxAttempts}
 		run := func(ctx context.Context, cl *board.Claim) (*board.Result, error) {
 			out.start(cl)
-			res, err := runner.run(ctx, cl)
+			res, err := runner.Run(ctx, cl)
 			out.finish(ctx, cl, res, err)
 			return res, err
 		}

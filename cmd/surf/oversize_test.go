@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/surfkit/surf/cmd/surf/internal/bench"
 	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
@@ -48,7 +49,7 @@ func surfCmd(args ...string) *exec.Cmd {
 // procKBOf reads a "Key: N kB" line of /proc/PID/status.
 func procKBOf(t *testing.T, pid int, key string) int64 {
 	t.Helper()
-	kb := procKB(pid, "status", key+":")
+	kb := bench.ProcKB(pid, "status", key+":")
 	if kb == 0 {
 		t.Fatalf("no %s for pid %d", key, pid)
 	}
@@ -108,7 +109,7 @@ func TestOversizedArgumentMCP(t *testing.T) {
 	case err != nil:
 		msg = err.Error()
 	case res.IsError:
-		msg = firstText(res)
+		msg = bench.FirstText(res)
 	default:
 		t.Fatal("a 10 MB argument was accepted")
 	}

@@ -137,7 +137,7 @@ func (d *sessionDaemon) run(ctx context.Context, dir, name string, idle time.Dur
 	}
 	defer lock.Release()
 	os.Truncate(p.Log, 0) // the log is this daemon's from here on
-	cleanStale(p, d.log)
+	daemon.CleanStale(p, d.log)
 	if err := daemon.WritePID(p.PID); err != nil {
 		return fmt.Errorf("writing the pid file: %w", err)
 	}

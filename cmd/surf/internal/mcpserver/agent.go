@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/surfkit/surf/cmd/surf/internal/away"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/internal/away"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/perception"

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/surfkit/surf/cmd/surf/internal/away"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/internal/admit"
+	"github.com/surfkit/surf/internal/away"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/journal"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/surfkit/surf/cmd/surf/internal/report"
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/journal"

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/journal"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/surfkit/surf/third_party/playwright-go"
 
-	"github.com/surfkit/surf/cmd/surf/internal/report"
+	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/sandbox"
 )
