@@ -28,6 +28,7 @@ setup: build
 	npm ci --prefix testdata/pwmcp --no-audit --no-fund
 	npm ci --prefix examples/openai-agents --no-audit --no-fund
 	npm ci --prefix examples/vercel-ai --no-audit --no-fund
+	npm ci --prefix testdata/mcpconformance --no-audit --no-fund
 
 demo: setup
 	$(SURF) demo

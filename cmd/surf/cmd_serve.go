@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
@@ -37,9 +38,13 @@ call and closed when the client disconnects or after --idle without a call.
 Tools: surf's actions (visit_url, click, input_text, page_down, ...), each
 returning the page as text plus a screenshot with the element ids drawn on
 it, and "websurfer", which runs a whole task with the model configured here
-and returns the answer and a step summary. tools/list names every tool;
-a tool that makes no sense on the current page returns an error listing
-those that do. Everything goes through the policy (--policy/--allow/--deny).
+and returns the answer and a step summary. session_open,
+session_list and session_close manage named sessions (several isolated
+browser contexts in one connection: pass session: NAME to the browser
+tools); with --board, the board_* tools. tools/list names every tool; a
+tool that makes no sense on the current page returns an error listing
+those that do, and an unknown tool's error lists them all. Everything goes
+through the policy (--policy/--allow/--deny).
 
 Actions the policy marks "ask" are put to the client's user through MCP
 elicitation when the client supports it; otherwise --approve decides.
@@ -48,8 +53,19 @@ With --http, the live view is served at http://ADDR/ beside the MCP
 endpoint: every session's browser as it is now, its steps, its pending
 approvals (Approve and Deny race elicitation: the first answer wins; with
 neither elicitation nor --approve, the live view alone answers), and Take
-over / Hand back. A browser logs in once by opening
-http://ADDR/?token=TOKEN (the same token), which sets a cookie.
+over / Hand back. A browser logs in once by opening the address surf
+prints, http://ADDR/?token=TOKEN (the same token), which sets a cookie.
+
+Tokens never come on the command line, where every local user can read
+them (ps): they come from $SURF_MCP_TOKEN or from a file only you can
+read (--token-file, --tokens; a file readable by its group or others is
+refused). With --tokens, several principals share the server without
+sharing anything: each one's named sessions' state files (under
+--state-dir/NAME/) and board tasks are its own.
+
+Long calls (a websurfer run, board_wait) survive a dropped connection: the
+event stream of a call carries event ids and a retry delay, and a client
+that reconnects with Last-Event-ID gets what it missed, the result too.
 
 Flags:
   --http ADDR         serve streamable HTTP on ADDR (e.g. 127.0.0.1:8931)
@@ -57,15 +73,22 @@ Flags:
                       only loopback unless --allow-remote
   --no-ui             with --http, no live view
   --allow-remote      allow a non-loopback ADDR; needs a token
-  --token T           require "Authorization: Bearer T" on every HTTP request
-                      (default $SURF_MCP_TOKEN; at least 16 characters).
-                      Without one, surf makes a random token and writes it
-                      to a file only you can read (see --token-file): every
-                      user of the machine can reach a loopback port
-  --token-file FILE   write the token to FILE (mode 0600, removed on exit);
+                      (Every HTTP request needs "Authorization: Bearer
+                      TOKEN"; the token is $SURF_MCP_TOKEN, at least 16
+                      characters, else --token-file's. Without either,
+                      surf makes a random token and writes it to a file
+                      only you can read: every user of the machine can
+                      reach a loopback port.)
+  --token-file FILE   the token's file: read when it exists (it must not be
+                      readable by group or others), else surf makes a token
+                      and writes it there (mode 0600, removed on exit);
                       default for a token surf makes: serve-PORT.token in
                       the runtime directory ($SURF_RUNTIME_DIR, else
                       $XDG_RUNTIME_DIR/surf, else $TMPDIR/surf-UID)
+  --tokens FILE       several principals, one "NAME TOKEN" a line (mode
+                      0600): each one's saved states, named sessions and
+                      board tasks are its own. Excludes --state, another
+                      token and --no-token
   --no-token          serve loopback without a token: EVERY local user can
                       drive the browser; only for a single-user machine
   --public-host H     the host name remote clients use; Host and Origin
@@ -117,6 +140,7 @@ Examples:
   surf serve --http 127.0.0.1:8931 --board --data ~/fleet
   surf serve --http 127.0.0.1:8931 --allow '*' --model gpt-4o
       (then: curl -H "Authorization: Bearer $(cat $XDG_RUNTIME_DIR/surf/serve-8931.token)" ...)
+  surf serve --http 127.0.0.1:8931 --tokens ~/.config/surf/tokens --state-dir ~/surf-states
   SURF_MCP_TOKEN=$(openssl rand -hex 24) surf serve --http 0.0.0.0:8931 --allow-remote --public-host surf.internal
 
   An MCP client configuration (Claude Desktop, Cursor, ...):
@@ -126,9 +150,7 @@ Examples:
 		fs := newFlags(c)
 		httpAddr := fs.String("http", "", "")
 		allowRemote := fs.Bool("allow-remote", false, "")
-		token := fs.String("token", "", "")
-		tokenFile := fs.String("token-file", "", "")
-		noToken := fs.Bool("no-token", false, "")
+		tf := addServeTokenFlags(fs)
 		noUI := fs.Bool("no-ui", false, "")
 		publicHost := fs.String("public-host", "", "")
 		imageMode := fs.String("image", "som", "")
@@ -181,27 +203,24 @@ Examples:
 		if err != nil {
 			return err
 		}
-		httpOpts := mcpserver.HTTPOptions{AllowRemote: *allowRemote, Token: *token, PublicHost: *publicHost}
-		if httpOpts.Token == "" {
-			httpOpts.Token = strings.TrimSpace(cli.Getenv("SURF_MCP_TOKEN"))
-		}
-		if *httpAddr == "" && (*allowRemote || *publicHost != "" || fs.Changed("token") || *tokenFile != "" || *noToken) {
-			return usagef(c, "--allow-remote, --token, --token-file, --no-token and --public-host apply to --http only")
+		if *httpAddr == "" && (*allowRemote || *publicHost != "" || tf.given(fs)) {
+			return usagef(c, "--allow-remote, --token-file, --tokens, --no-token and --public-host apply to --http only")
 		}
 		if *httpAddr == "" && *noUI {
 			return usagef(c, "--no-ui applies to --http only")
 		}
-		if *noToken && (httpOpts.Token != "" || *tokenFile != "") {
-			return usagef(c, "--no-token excludes a token (--token, --token-file, SURF_MCP_TOKEN)")
-		}
-		httpOpts.NoToken = *noToken
+		var httpOpts mcpserver.HTTPOptions
+		var writeToken string // where to write a token surf makes ("" for the default file)
 		madeToken := false
-		if *httpAddr != "" && httpOpts.Token == "" && !*noToken && mcpserver.IsLoopbackBind(*httpAddr) {
-			// Loopback is open to every local user: a token by default.
-			// (Other addresses need one given: CheckBind says so.)
-			httpOpts.Token, madeToken = mcpserver.GenerateToken(), true
-		}
 		if *httpAddr != "" {
+			httpOpts, madeToken, writeToken, err = tf.options(c, fs, cli, *httpAddr)
+			if err != nil {
+				return err
+			}
+			httpOpts.AllowRemote, httpOpts.PublicHost = *allowRemote, *publicHost
+			if len(httpOpts.Principals) > 0 && state.Path != "" {
+				return usagef(c, "--state is one identity, and --tokens has several principals: give each its own with --state-dir (session_open's state argument)")
+			}
 			if err := mcpserver.CheckBind(*httpAddr, httpOpts); err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -297,8 +316,8 @@ Examples:
 			if err != nil {
 				return fmt.Errorf("listening on %s: %w", *httpAddr, err)
 			}
-			if madeToken || *tokenFile != "" {
-				path, werr := writeTokenFile(cli, *tokenFile, ln.Addr(), httpOpts.Token)
+			if madeToken {
+				path, werr := writeTokenFile(cli, writeToken, ln.Addr(), httpOpts.Token)
 				if werr != nil {
 					ln.Close()
 					return werr
@@ -306,17 +325,7 @@ Examples:
 				defer os.Remove(path)
 				fmt.Fprintf(cli.Stderr, "surf: the bearer token is in %s (mode 0600): clients send \"Authorization: Bearer TOKEN\"\n", path)
 			}
-			if httpOpts.NoToken {
-				fmt.Fprintf(cli.Stderr, "surf: WARNING: --no-token: every user of this machine can drive this browser through http://%s%s\n", ln.Addr(), mcpserver.HTTPPath)
-			}
-			fmt.Fprintf(cli.Stderr, "surf: serving MCP (streamable HTTP) at http://%s%s\n", ln.Addr(), mcpserver.HTTPPath)
-			if hub != nil {
-				how := "open http://" + ln.Addr().String() + "/?token=TOKEN once"
-				if httpOpts.NoToken {
-					how = "no token"
-				}
-				fmt.Fprintf(cli.Stderr, "surf: live view at http://%s/ (%s)\n", ln.Addr(), how)
-			}
+			announceHTTP(cli, ln.Addr(), httpOpts, hub != nil)
 			err = srv.Serve(ctx, ln, httpOpts)
 		}
 		if ctx.Err() != nil || errors.Is(err, io.EOF) {
@@ -325,6 +334,92 @@ Examples:
 		return err
 	}
 	register(c)
+}
+
+// serveTokenFlags are serve's token flags.
+type serveTokenFlags struct {
+	token     *string // refused: see errTokenFlag
+	tokenFile *string
+	tokens    *string
+	noToken   *bool
+}
+
+func addServeTokenFlags(fs *pflag.FlagSet) *serveTokenFlags {
+	tf := &serveTokenFlags{
+		token:     fs.String("token", "", ""),
+		tokenFile: fs.String("token-file", "", ""),
+		tokens:    fs.String("tokens", "", ""),
+		noToken:   fs.Bool("no-token", false, ""),
+	}
+	fs.Lookup("token").Hidden = true
+	return tf
+}
+
+// given reports whether any token flag is on the command line.
+func (tf *serveTokenFlags) given(fs *pflag.FlagSet) bool {
+	return fs.Changed("token") || fs.Changed("token-file") || fs.Changed("tokens") || fs.Changed("no-token")
+}
+
+// options reads the tokens of an HTTP server: $SURF_MCP_TOKEN, an
+// existing --token-file, the principals of --tokens, or none with
+// --no-token. On loopback without any, it makes one (made): the caller
+// writes it to writeTo (or the default file) once it listens.
+func (tf *serveTokenFlags) options(c *command, flags *pflag.FlagSet, cli *CLI, addr string) (o mcpserver.HTTPOptions, made bool, writeTo string, err error) {
+	if flags.Changed("token") {
+		return o, false, "", errTokenFlag(c, "--token", "set SURF_MCP_TOKEN, or put the token in a file only you can read and pass --token-file FILE")
+	}
+	env := strings.TrimSpace(cli.Getenv("SURF_MCP_TOKEN"))
+	if *tf.tokens != "" {
+		if env != "" || *tf.tokenFile != "" || *tf.noToken {
+			return o, false, "", usagef(c, "--tokens excludes another token (--token-file, SURF_MCP_TOKEN) and --no-token")
+		}
+		o.Principals, err = readPrincipals("--tokens", *tf.tokens)
+		return o, false, "", err
+	}
+	if *tf.noToken {
+		if env != "" || *tf.tokenFile != "" {
+			return o, false, "", usagef(c, "--no-token excludes a token (--token-file, SURF_MCP_TOKEN)")
+		}
+		o.NoToken = true
+		return o, false, "", nil
+	}
+	o.Token = env
+	if o.Token == "" && *tf.tokenFile != "" {
+		if _, serr := os.Lstat(*tf.tokenFile); serr == nil {
+			o.Token, err = readTokenFile("--token-file", *tf.tokenFile)
+			return o, false, "", err
+		} else if !errors.Is(serr, fs.ErrNotExist) {
+			return o, false, "", fmt.Errorf("--token-file: %w", serr)
+		}
+		// No file yet: surf makes the token and writes it there.
+		o.Token = mcpserver.GenerateToken()
+		return o, true, *tf.tokenFile, nil
+	}
+	if o.Token == "" && mcpserver.IsLoopbackBind(addr) {
+		// Loopback is open to every local user: a token by default.
+		// (Other addresses need one given: CheckBind says so.)
+		o.Token = mcpserver.GenerateToken()
+		return o, true, "", nil
+	}
+	return o, false, "", nil
+}
+
+// announceHTTP says on stderr where the server is, and for the live view
+// the address that logs a browser in.
+func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui bool) {
+	if o.NoToken {
+		fmt.Fprintf(cli.Stderr, "surf: WARNING: --no-token: every user of this machine can drive this browser through http://%s%s\n", addr, mcpserver.HTTPPath)
+	}
+	fmt.Fprintf(cli.Stderr, "surf: serving MCP (streamable HTTP) at http://%s%s\n", addr, mcpserver.HTTPPath)
+	if !ui {
+		return
+	}
+	switch {
+	case len(o.Principals) > 0:
+		fmt.Fprintf(cli.Stderr, "surf: live view at %s (each principal with its own token from --tokens)\n", loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost, Token: "TOKEN"}))
+	default:
+		fmt.Fprintf(cli.Stderr, "surf: live view at %s\n", loginURL(addr, o))
+	}
 }
 
 // writeTokenFile writes the HTTP server's bearer token to path, or by

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -23,38 +22,56 @@ const uiFlagsHelp = `  --ui ADDR           serve the live view at http://ADDR/ (
                       "ask", take over and hand back; loopback only unless
                       --allow-remote. The first visit needs the token:
                       open the http://ADDR/?token=... address surf prints
-  --ui-token T        the live view's token (at least 16 characters; default:
-                      a random one, printed in that address)
-  --allow-remote      allow a non-loopback --ui ADDR; needs --ui-token
+  --ui-token-file FILE
+                      the live view's token is in FILE (at least 16
+                      characters; the file must not be readable by group or
+                      others; default: a random token, printed in that
+                      address). Never a flag's value: ps shows those to
+                      every local user
+  --allow-remote      allow a non-loopback --ui ADDR; needs --ui-token-file
   --public-host H     the host name remote browsers use for --ui`
 
 // uiFlags are the live view's flags of run and work.
 type uiFlags struct {
 	addr        *string
-	token       *string
+	token       *string // refused: see errTokenFlag
+	tokenFile   *string
 	allowRemote *bool
 	publicHost  *string
 }
 
 func addUIFlags(fs *pflag.FlagSet) *uiFlags {
-	return &uiFlags{
+	u := &uiFlags{
 		addr:        fs.String("ui", "", ""),
 		token:       fs.String("ui-token", "", ""),
+		tokenFile:   fs.String("ui-token-file", "", ""),
 		allowRemote: fs.Bool("allow-remote", false, ""),
 		publicHost:  fs.String("public-host", "", ""),
 	}
+	fs.Lookup("ui-token").Hidden = true
+	return u
 }
 
 // options checks the flags and returns the live view's HTTP options; ok
 // is false without --ui.
 func (u *uiFlags) options(c *command) (mcpserver.HTTPOptions, bool, error) {
+	if *u.token != "" {
+		return mcpserver.HTTPOptions{}, false, errTokenFlag(c, "--ui-token", "put the token in a file only you can read and pass --ui-token-file FILE (or leave it out: surf makes one)")
+	}
 	if *u.addr == "" {
-		if *u.token != "" || *u.allowRemote || *u.publicHost != "" {
-			return mcpserver.HTTPOptions{}, false, usagef(c, "--ui-token, --allow-remote and --public-host apply to --ui only")
+		if *u.tokenFile != "" || *u.allowRemote || *u.publicHost != "" {
+			return mcpserver.HTTPOptions{}, false, usagef(c, "--ui-token-file, --allow-remote and --public-host apply to --ui only")
 		}
 		return mcpserver.HTTPOptions{}, false, nil
 	}
-	o := mcpserver.HTTPOptions{AllowRemote: *u.allowRemote, Token: strings.TrimSpace(*u.token), PublicHost: *u.publicHost}
+	o := mcpserver.HTTPOptions{AllowRemote: *u.allowRemote, PublicHost: *u.publicHost}
+	if *u.tokenFile != "" {
+		tok, err := readTokenFile("--ui-token-file", *u.tokenFile)
+		if err != nil {
+			return o, false, err
+		}
+		o.Token = tok
+	}
 	if o.Token == "" && mcpserver.IsLoopbackBind(*u.addr) {
 		o.Token = mcpserver.GenerateToken()
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,6 +39,12 @@ type HTTPOptions struct {
 	// Token must come with every request as "Authorization: Bearer
 	// TOKEN" (at least MinTokenLength bytes).
 	Token string
+	// Principals, when set, are the tokens of several clients that do not
+	// share anything: each principal's named sessions' state files
+	// (Config.StateDir/NAME/) and board tasks are its own (see
+	// PrincipalFromContext). Token, if also set, is the token of the
+	// unnamed principal (""). Tokens are compared in constant time.
+	Principals []Principal
 	// NoToken serves a loopback address without a token: then every
 	// local user (and every process of theirs) can drive the browser.
 	// Only for a machine with a single user. It excludes Token and
@@ -54,6 +62,40 @@ type HTTPOptions struct {
 	// opening /?token=TOKEN (see Guard).
 	UI http.Handler
 }
+
+// Principal is one client of a server with several (HTTPOptions.Principals):
+// its name and its bearer token.
+type Principal struct {
+	Name  string
+	Token string
+}
+
+// CheckPrincipals checks a list of principals: names as session names are
+// (letters, digits, '_', '.', '-'), tokens of at least MinTokenLength
+// bytes, neither repeated.
+func CheckPrincipals(ps []Principal) error {
+	names := map[string]bool{}
+	tokens := map[string]bool{}
+	for _, p := range ps {
+		if err := checkName("principal", p.Name); err != nil {
+			return err
+		}
+		if len(p.Token) < MinTokenLength {
+			return fmt.Errorf("principal %q: the token is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 24)", p.Name, len(p.Token), MinTokenLength)
+		}
+		if names[p.Name] {
+			return fmt.Errorf("principal %q is listed twice", p.Name)
+		}
+		if tokens[p.Token] {
+			return fmt.Errorf("principal %q has the token of another principal", p.Name)
+		}
+		names[p.Name], tokens[p.Token] = true, true
+	}
+	return nil
+}
+
+// hasToken reports whether the options name at least one token.
+func (o HTTPOptions) hasToken() bool { return o.Token != "" || len(o.Principals) > 0 }
 
 // ErrRemoteBind is the error of a non-loopback listen address without
 // AllowRemote.
@@ -75,20 +117,23 @@ func CheckBind(addr string, o HTTPOptions) error {
 	if o.Token != "" && len(o.Token) < MinTokenLength {
 		return fmt.Errorf("the token is %d bytes; use at least %d random bytes (e.g. openssl rand -hex 24)", len(o.Token), MinTokenLength)
 	}
-	if o.NoToken && (o.Token != "" || o.AllowRemote) {
+	if err := CheckPrincipals(o.Principals); err != nil {
+		return err
+	}
+	if o.NoToken && (o.hasToken() || o.AllowRemote) {
 		return errors.New("NoToken excludes a token and AllowRemote")
 	}
 	if loopbackBind(host) {
-		if o.Token == "" && !o.NoToken {
-			return fmt.Errorf("%w (%s): every local user can reach a loopback port and drive the browser; set a bearer token (--token or SURF_MCP_TOKEN; surf serve makes one by default), or --no-token on a single-user machine", ErrNoToken, addr)
+		if !o.hasToken() && !o.NoToken {
+			return fmt.Errorf("%w (%s): every local user can reach a loopback port and drive the browser; set a bearer token (SURF_MCP_TOKEN, --token-file or --tokens; surf serve makes one by default), or --no-token on a single-user machine", ErrNoToken, addr)
 		}
 		return nil
 	}
 	if !o.AllowRemote {
-		return fmt.Errorf("%w (%s): anyone who can reach it could drive the browser; to serve other machines pass --allow-remote and a bearer token (--token or SURF_MCP_TOKEN)", ErrRemoteBind, addr)
+		return fmt.Errorf("%w (%s): anyone who can reach it could drive the browser; to serve other machines pass --allow-remote and a bearer token (SURF_MCP_TOKEN, --token-file or --tokens)", ErrRemoteBind, addr)
 	}
-	if o.Token == "" {
-		return fmt.Errorf("%w (%s) without a token: set --token or SURF_MCP_TOKEN", ErrRemoteBind, addr)
+	if !o.hasToken() {
+		return fmt.Errorf("%w (%s) without a token: set SURF_MCP_TOKEN, --token-file or --tokens", ErrRemoteBind, addr)
 	}
 	if ip, err := netip.ParseAddr(host); (host == "" || err == nil && ip.IsUnspecified()) && o.PublicHost == "" {
 		return fmt.Errorf("listening on all interfaces (%s) needs --public-host, the name clients use to reach this server", addr)
@@ -151,7 +196,12 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 		MaxRequestBodyBytes:        MaxRequestBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, Guard(limitBody(s.trackConns(h)), listen, o, false, s.log))
+	mux.Handle(HTTPPath, Guard(withTokenInfo(limitBody(s.trackConns(h))), listen, o, false, s.log))
+	mux.HandleFunc("/.well-known/oauth-protected-resource", noOAuth)
+	mux.HandleFunc("/.well-known/oauth-protected-resource/", noOAuth)
+	mux.HandleFunc("/.well-known/oauth-authorization-server", noOAuth)
+	mux.HandleFunc("/.well-known/oauth-authorization-server/", noOAuth)
+	mux.HandleFunc("/.well-known/openid-configuration", noOAuth)
 	if o.UI != nil {
 		mux.Handle("/", Guard(o.UI, listen, o, true, s.log))
 	} else {
@@ -220,17 +270,29 @@ type guard struct {
 	log      *slog.Logger
 }
 
-// tokenOK reports whether got is the token, in constant time.
-func (g *guard) tokenOK(got string) bool {
-	return g.opts.Token != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.Token)) == 1
+// principal returns the principal whose token got is: "" for Token, a
+// name for one of Principals. Every token is compared, in constant time,
+// whichever matches.
+func (g *guard) principal(got string) (name string, ok bool) {
+	b := []byte(strings.TrimSpace(got))
+	if g.opts.Token != "" && subtle.ConstantTimeCompare(b, []byte(g.opts.Token)) == 1 {
+		ok = true
+	}
+	for _, p := range g.opts.Principals {
+		if subtle.ConstantTimeCompare(b, []byte(p.Token)) == 1 && !ok {
+			name, ok = p.Name, true
+		}
+	}
+	return name, ok
 }
 
 // login answers a browser's GET with ?token=: a good token starts a UI
 // session, sets its cookie and redirects to the page without the token.
 func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if r.Method != http.MethodGet || !g.tokenOK(q.Get("token")) {
-		http.Error(w, "Unauthorized: a valid token is required", http.StatusUnauthorized)
+	token := strings.TrimSpace(q.Get("token"))
+	if _, ok := g.principal(token); r.Method != http.MethodGet || !ok {
+		g.unauthorized(w, r, "the token in the address is not this server's")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: g.sessions.name, Value: g.sessions.issue(), Path: "/", HttpOnly: true,
@@ -240,6 +302,48 @@ func (g *guard) login(w http.ResponseWriter, r *http.Request) {
 	u.RawQuery = q.Encode()
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+}
+
+// unauthorized answers a request without a good token: 401 with a
+// WWW-Authenticate header that names the scheme and why (and no OAuth
+// resource metadata: surf has no authorization server to send a client
+// to), and for a browser (Accept: text/html) a page saying how to log in.
+func (g *guard) unauthorized(w http.ResponseWriter, r *http.Request, why string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="surf", error="invalid_token", error_description=%q`,
+		why+`: send "Authorization: Bearer TOKEN" with the token surf serve printed or wrote to its token file`))
+	w.Header().Set("Cache-Control", "no-store")
+	if strings.Contains(r.Header.Get("Accept"), "text/html") {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, loginPage)
+		return
+	}
+	http.Error(w, "Unauthorized: "+why+`; send "Authorization: Bearer TOKEN"`, http.StatusUnauthorized)
+}
+
+// loginPage is what a browser gets instead of a bare 401.
+const loginPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>surf: log in with the token</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em;line-height:1.5}code{background:#eee;padding:0 .2em}</style></head>
+<body><h1>This surf server needs its token</h1>
+<p>Open the address <code>surf serve --http</code> (or <code>surf run --ui</code>, <code>surf work --ui</code>) printed when it started:
+it ends in <code>/?token=TOKEN</code>. Your browser then keeps a cookie and this page goes away.</p>
+<p>Without that address: the token is in the file surf named on its standard error
+(by default <code>serve-PORT.token</code> in surf's runtime directory), in <code>$SURF_MCP_TOKEN</code>,
+or in the file given with <code>--token-file</code> or <code>--tokens</code>. Add <code>?token=</code> and the token to this address.</p>
+<p>MCP clients do not log in here: they send the header <code>Authorization: Bearer TOKEN</code> with every request.
+surf does not use OAuth.</p>
+</body></html>
+`
+
+// noOAuth answers OAuth discovery (/.well-known/oauth-*) with 404 and a
+// word on what to do, without a token: it reveals nothing, and a client
+// that finds no metadata does not start an authorization flow that cannot
+// succeed.
+func noOAuth(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, `{"error":"not_found","error_description":"surf does not use OAuth: send \"Authorization: Bearer TOKEN\" with the token surf serve printed or wrote to its token file"}`+"\n")
 }
 
 func (g *guard) allowed(host string) bool {
@@ -275,20 +379,71 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.opts.NoToken {
 		// Without a token (and without NoToken) nothing passes: Handler
 		// fails closed where Serve would refuse to start.
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		authed := ok && g.tokenOK(got)
-		if !ok && g.browser {
+		got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		var name string
+		authed := false
+		why := "no bearer token"
+		if bearer {
+			name, authed = g.principal(got)
+			why = "the bearer token is not this server's"
+		} else if g.browser {
 			if c, err := r.Cookie(g.sessions.name); err == nil {
 				authed = g.sessions.valid(c.Value)
+				why = "the login has expired"
 			}
 		}
 		if !authed {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="surf"`)
-			http.Error(w, "Unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			g.unauthorized(w, r, why)
 			return
 		}
+		if !bearer {
+			g.next.ServeHTTP(w, r) // a browser's UI session
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, name))
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// principalKey is the context key of the principal the guard let in.
+type principalKey struct{}
+
+// PrincipalFromContext returns the principal of an HTTP request the guard
+// let in: "" for the server's Token (or no token), the name of one of
+// HTTPOptions.Principals otherwise.
+func PrincipalFromContext(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// withTokenInfo hands the guard's principal to the MCP handler as the
+// request's auth.TokenInfo: the SDK then gives it to tool calls
+// (RequestExtra.TokenInfo) and refuses a session's requests from another
+// principal than the one that opened it.
+func withTokenInfo(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := r.Context().Value(principalKey{}).(string)
+		if !ok {
+			next.ServeHTTP(w, r) // no token (NoToken)
+			return
+		}
+		ti := &auth.TokenInfo{UserID: principalUserID(p), Expiration: time.Now().Add(100 * 365 * 24 * time.Hour)}
+		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return ti, nil }, nil)(next).ServeHTTP(w, r)
+	})
+}
+
+// principalUserID is a principal's TokenInfo.UserID: never empty, since
+// the SDK reads an empty one as no user.
+func principalUserID(p string) string { return "principal:" + p }
+
+// callPrincipal is the principal of a tool call: "" on stdio and for the
+// server's single token.
+func callPrincipal(req *mcp.CallToolRequest) string {
+	if req == nil || req.Extra == nil || req.Extra.TokenInfo == nil {
+		return ""
+	}
+	p, _ := strings.CutPrefix(req.Extra.TokenInfo.UserID, "principal:")
+	return p
 }
 
 // Serve serves streamable HTTP on ln until ctx ends, then closes the
