@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -202,17 +203,71 @@ func (s *Server) boardTools() *tools.Registry {
 	return reg
 }
 
+// PrincipalLabel is the label of a task added through the board tools by
+// a client with a principal (HTTPOptions.Principals): the principal's
+// name. Clients cannot set it themselves.
+const PrincipalLabel = "surf.principal"
+
+// principalKey carries the calling client's principal to a board tool's
+// handler.
+type boardPrincipalKey struct{}
+
+func boardPrincipal(ctx context.Context) string {
+	p, _ := ctx.Value(boardPrincipalKey{}).(string)
+	return p
+}
+
+// owns reports whether a task is the principal's: added by it, or for the
+// unnamed principal, added by no principal.
+func owns(principal string, r board.Record) bool {
+	return r.Task.Labels[PrincipalLabel] == principal
+}
+
+// boardGet reads a task of the caller's principal: another principal's
+// task is no task.
+func (s *Server) boardGet(ctx context.Context, id string) (board.Record, error) {
+	r, err := s.cfg.Board.Get(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	if !owns(boardPrincipal(ctx), r) {
+		return board.Record{}, fmt.Errorf("%w: %s", board.ErrNotFound, id)
+	}
+	return r, nil
+}
+
 func (s *Server) boardAdd(ctx context.Context, in BoardAddArgs) (*tools.Result, error) {
 	labels, _ := ctx.Value(labelsKey{}).([]map[string]string)
+	principal := boardPrincipal(ctx)
+	batch := map[string]bool{}
+	for _, a := range in.Tasks {
+		batch[a.ID] = a.ID != ""
+	}
 	tasks := make([]board.Task, len(in.Tasks))
 	for i, a := range in.Tasks {
 		t := board.Task{ID: a.ID, Instruction: a.Instruction, StartURL: a.StartURL, After: a.After, RunAfterFailure: a.RunAfterFailure, MaxSteps: a.MaxSteps}
 		if i < len(labels) {
 			t.Labels = labels[i]
 		}
+		if principal != "" {
+			t.Labels = maps.Clone(t.Labels)
+			if t.Labels == nil {
+				t.Labels = map[string]string{}
+			}
+			t.Labels[PrincipalLabel] = principal
+		}
 		name := fmt.Sprintf("task %d", i+1)
 		if a.ID != "" {
 			name += " (" + a.ID + ")"
+		}
+		for _, d := range a.After {
+			if batch[d] {
+				continue
+			}
+			// A dependency outside the batch must be the caller's too.
+			if _, err := s.boardGet(ctx, d); err != nil && errors.Is(err, board.ErrNotFound) {
+				return nil, tools.Errorf("%s: after: %v", name, err)
+			}
 		}
 		if a.MaxTime != "" {
 			d, err := time.ParseDuration(a.MaxTime)
@@ -257,7 +312,7 @@ func (s *Server) boardStatus(ctx context.Context, in BoardStatusArgs) (*tools.Re
 	var recs []board.Record
 	if len(in.IDs) > 0 {
 		for _, id := range in.IDs {
-			r, err := s.cfg.Board.Get(ctx, id)
+			r, err := s.boardGet(ctx, id)
 			if err != nil {
 				return nil, boardError(ctx, "reading the board", err)
 			}
@@ -268,7 +323,8 @@ func (s *Server) boardStatus(ctx context.Context, in BoardStatusArgs) (*tools.Re
 		if err != nil {
 			return nil, boardError(ctx, "reading the board", err)
 		}
-		recs = all
+		principal := boardPrincipal(ctx)
+		recs = slices.DeleteFunc(all, func(r board.Record) bool { return !owns(principal, r) })
 	}
 	if in.State != "" {
 		recs = slices.DeleteFunc(recs, func(r board.Record) bool { return string(r.State) != in.State })
@@ -305,7 +361,7 @@ func (s *Server) boardWait(ctx context.Context, in BoardWaitArgs) (*tools.Result
 		seen[id] = true
 	}
 	for _, id := range ids {
-		if _, err := s.cfg.Board.Get(ctx, id); err != nil {
+		if _, err := s.boardGet(ctx, id); err != nil {
 			return nil, boardError(ctx, "nothing to wait for", err)
 		}
 	}
@@ -380,7 +436,7 @@ func (s *Server) boardWait(ctx context.Context, in BoardWaitArgs) (*tools.Result
 }
 
 func (s *Server) boardResult(ctx context.Context, in BoardIDArgs) (*tools.Result, error) {
-	r, err := s.cfg.Board.Get(ctx, in.ID)
+	r, err := s.boardGet(ctx, in.ID)
 	if err != nil {
 		return nil, boardError(ctx, "reading the board", err)
 	}
@@ -388,6 +444,9 @@ func (s *Server) boardResult(ctx context.Context, in BoardIDArgs) (*tools.Result
 }
 
 func (s *Server) boardCancel(ctx context.Context, in BoardCancelArgs) (*tools.Result, error) {
+	if _, err := s.boardGet(ctx, in.ID); err != nil {
+		return nil, boardError(ctx, "not cancelled", err)
+	}
 	r, err := s.cfg.Board.Cancel(ctx, in.ID, strings.TrimSpace(in.Reason))
 	if err != nil {
 		return nil, boardError(ctx, "not cancelled", err)
@@ -435,6 +494,9 @@ func boardLabels(args json.RawMessage) ([]map[string]string, json.RawMessage, er
 			return nil, nil, fmt.Errorf("task %d: %d labels; at most %d", i+1, len(l), maxLabels)
 		}
 		for k, v := range l {
+			if k == PrincipalLabel {
+				return nil, nil, fmt.Errorf("task %d: the label %s is surf's own: it names the principal that added the task", i+1, PrincipalLabel)
+			}
 			if k == "" || utf8.RuneCountInString(k) > maxLabelLen || utf8.RuneCountInString(v) > maxLabelLen {
 				return nil, nil, fmt.Errorf("task %d: label keys must be 1 to %d characters and values at most %d", i+1, maxLabelLen, maxLabelLen)
 			}
@@ -504,7 +566,7 @@ func (s *Server) boardHandler(name string) mcp.ToolHandler {
 			case <-tctx.Done():
 			}
 		}()
-		cctx := tctx
+		cctx := context.WithValue(tctx, boardPrincipalKey{}, cl.principal)
 		if name == BoardAddTool {
 			labels, rest, err := boardLabels(args)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -259,7 +260,15 @@ func (cl *client) open(ctx context.Context, in SessionOpenArgs) (*tools.Result, 
 			return nil, tools.Errorf("this server keeps no state files (it was started without a state directory, surf serve --state-dir), so a session cannot have one")
 		}
 		state = s.cfg.State
-		state.Path = filepath.Join(s.cfg.StateDir, in.State+".json")
+		dir := s.cfg.StateDir
+		if cl.principal != "" {
+			// Each principal's states are its own.
+			dir = filepath.Join(dir, cl.principal)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, tools.Errorf("making the principal's state directory: %v", err)
+			}
+		}
+		state.Path = filepath.Join(dir, in.State+".json")
 	}
 	var r *policy.Restriction
 	if len(in.Allow)+len(in.Deny) > 0 {

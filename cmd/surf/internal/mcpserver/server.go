@@ -140,7 +140,9 @@ type Config struct {
 	JournalDir string
 	// StateDir, when set, holds the state files of named sessions opened
 	// with a state name: NAME.json, encrypted with State's key when it has
-	// one. Empty means named sessions cannot keep state.
+	// one; for a client with a principal (HTTPOptions.Principals),
+	// PRINCIPAL/NAME.json, so that principals do not open each other's.
+	// Empty means named sessions cannot keep state.
 	StateDir string
 
 	// Model runs the websurfer tool (and answers summarize_page and
@@ -200,7 +202,11 @@ type Config struct {
 
 	// Board, when set, adds the board tools (board_add, board_status,
 	// board_wait, board_result, board_cancel: board.go) on this task
-	// board. The server does not close it. Nil means no board tools.
+	// board. A task added through them carries its client's principal in
+	// the PrincipalLabel label, and a client sees and acts on only the
+	// tasks of its own principal (those without the label for the
+	// unnamed principal, ""). The server does not close it. Nil means no
+	// board tools.
 	Board *board.Board
 
 	// Live, when set, registers every session's browser in this live
@@ -508,7 +514,7 @@ func (s *Server) guarded(name, hint string, run func(ctx context.Context, req *m
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		cl, err := s.client(req.Session)
+		cl, err := s.client(req.Session, callPrincipal(req))
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
@@ -517,8 +523,9 @@ func (s *Server) guarded(name, hint string, run func(ctx context.Context, req *m
 }
 
 // client returns the state of an MCP session, making it on its first
-// call.
-func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
+// call, for principal. (The SDK refuses a session's requests from
+// another principal than the one that opened it.)
+func (s *Server) client(ss *mcp.ServerSession, principal string) (*client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -528,7 +535,7 @@ func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
 		return cl, nil
 	}
 	s.nextID++
-	cl := &client{srv: s, ss: ss, id: s.nextID, quit: newStopper(), sessions: map[string]*session{}}
+	cl := &client{srv: s, ss: ss, id: s.nextID, quit: newStopper(), sessions: map[string]*session{}, principal: principal}
 	cl.log = s.log.With("session", cl.id)
 	cl.approver = &approver{ss: ss, fallback: s.cfg.Approver, elicit: !s.cfg.DisableElicitation, log: cl.log}
 	s.clients[ss] = cl

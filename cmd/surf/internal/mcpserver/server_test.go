@@ -146,7 +146,7 @@ func TestDefinitions(t *testing.T) {
 
 	f := serveFixture(t)
 	s := newServer(t, f, nil)
-	cl, err := s.client(fakeSession(t, s))
+	cl, err := s.client(fakeSession(t, s), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,10 @@ type client struct {
 	log      *slog.Logger
 	approver *approver
 	quit     *stopper // stops the client's calls (cancel.go)
+	// principal is who the client is (HTTPOptions.Principals): its state
+	// files and board tasks are its own. "" on stdio and for a server
+	// with one token.
+	principal string
 
 	// Guarded by srv.mu.
 	gone     bool                // the MCP session ended
