@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -270,5 +271,68 @@ func TestHTTPNeedsToken(t *testing.T) {
 	endpoint := serveHTTP(t, s, HTTPOptions{NoToken: true})
 	if got := post(t, endpoint, map[string]string{"Authorization": ""}); got != http.StatusOK {
 		t.Errorf("NoToken: status %d, want 200", got)
+	}
+}
+
+// TestHTTPUnauthorizedSaysHow: a request without the token gets a 401 that
+// says how to get in, and nothing that starts an OAuth flow: a browser
+// (Accept: text/html) a page on logging in with ?token=, a client a
+// WWW-Authenticate header with the Bearer scheme and an error description
+// but no resource metadata; OAuth discovery finds nothing (404, no token
+// needed) rather than a 401.
+func TestHTTPUnauthorizedSaysHow(t *testing.T) {
+	f := serveFixture(t)
+	s := newServer(t, f, nil)
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the live view") })
+	endpoint := serveHTTP(t, s, HTTPOptions{UI: ui})
+	root := strings.TrimSuffix(endpoint, HTTPPath)
+	get := func(path, accept string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest("GET", root+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	for _, path := range []string{"/", HTTPPath} {
+		resp, body := get(path, "text/html,application/xhtml+xml,*/*;q=0.8")
+		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("a browser's GET %s: %d %s, want 401 text/html", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if !strings.Contains(body, "/?token=TOKEN") || !strings.Contains(body, "Authorization: Bearer TOKEN") {
+			t.Errorf("a browser's GET %s: the page does not say how to log in:\n%s", path, body)
+		}
+	}
+	resp, _ := get(HTTPPath, "application/json, text/event-stream")
+	www := resp.Header.Get("WWW-Authenticate")
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(www, "Bearer ") || !strings.Contains(www, `error_description="`) || strings.Contains(www, "resource_metadata") {
+		t.Errorf("a client's request without a token: %d, WWW-Authenticate %q; want 401, Bearer with an error description and no resource metadata", resp.StatusCode, www)
+	}
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		resp, body := get(path, "application/json")
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "does not use OAuth") {
+			t.Errorf("GET %s: %d %q, want 404 saying surf does not use OAuth", path, resp.StatusCode, body)
+		}
+	}
+	// With the token, the page is the live view.
+	req, _ := http.NewRequest("GET", root+"/", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK || string(b) != "the live view" {
+		t.Errorf("with the token: %d %q", r.StatusCode, b)
 	}
 }
