@@ -194,9 +194,11 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 		// SDK's own check (loopback listeners only) would refuse.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        MaxRequestBytes,
+		// Long calls survive a dropped connection (resume.go).
+		EventStore: newEventStore(),
 	})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, Guard(withTokenInfo(limitBody(s.trackConns(h))), listen, o, false, s.log))
+	mux.Handle(HTTPPath, Guard(withTokenInfo(limitBody(s.trackConns(s.resumable(h)))), listen, o, false, s.log))
 	mux.HandleFunc("/.well-known/oauth-protected-resource", noOAuth)
 	mux.HandleFunc("/.well-known/oauth-protected-resource/", noOAuth)
 	mux.HandleFunc("/.well-known/oauth-authorization-server", noOAuth)
