@@ -91,4 +91,3 @@ func needConformance(t *testing.T) string {
 	}
 	return node
 }
-
