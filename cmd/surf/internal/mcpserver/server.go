@@ -27,6 +27,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -320,6 +322,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		SupportedProtocolVersions: legacyVersions(),
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	s.mcp.AddReceivingMiddleware(s.unknownToolMiddleware)
 	s.addTools(s.defs, s.list, withSessionArg, annotations, s.handler)
 	s.ctl = s.sessionTools()
 	s.addTools(s.ctl, s.ctl.Names(), sessionToolSchema, sessionToolAnnotations, s.ctlHandler)
@@ -336,13 +339,36 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) addTools(reg *tools.Registry, names []string, schema func(*jsonschema.Schema) *jsonschema.Schema, annotate func(string) *mcp.ToolAnnotations, handler func(string) mcp.ToolHandler) {
 	for _, name := range names {
 		t, _ := reg.Lookup(name)
+		in := schema(t.Schema())
+		if _, action := s.defs.Lookup(name); !action || name == WebsurferTool {
+			in = withoutReasoning(in)
+		}
 		s.mcp.AddTool(&mcp.Tool{
 			Name:        name,
 			Description: t.Description(),
-			InputSchema: schema(t.Schema()),
+			InputSchema: in,
 			Annotations: annotate(name),
 		}, handler(name))
 	}
+}
+
+// withoutReasoning takes the reasoning argument, which the tools registry
+// gives every tool, out of a listed schema. Only the browser actions list
+// it: a client's reasoning is about one page action. The session, board
+// and websurfer tools are not
+// page actions, and nothing reads a reasoning given to them: listing it
+// would ask a model for words that go nowhere. (One sent anyway is still
+// accepted, and dropped.)
+func withoutReasoning(s *jsonschema.Schema) *jsonschema.Schema {
+	if s == nil || s.Properties[tools.ReasoningField] == nil {
+		return s
+	}
+	c := *s
+	c.Properties = maps.Clone(s.Properties)
+	delete(c.Properties, tools.ReasoningField)
+	c.PropertyOrder = slices.DeleteFunc(slices.Clone(s.PropertyOrder), func(k string) bool { return k == tools.ReasoningField })
+	c.Required = slices.DeleteFunc(slices.Clone(s.Required), func(k string) bool { return k == tools.ReasoningField })
+	return &c
 }
 
 // instructions tell clients how the tools work.
