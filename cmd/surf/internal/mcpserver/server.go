@@ -28,8 +28,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
