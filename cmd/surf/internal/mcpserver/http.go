@@ -198,7 +198,7 @@ func (s *Server) Handler(listen string, o HTTPOptions) http.Handler {
 		EventStore: newEventStore(),
 	})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, Guard(withTokenInfo(limitBody(s.trackConns(s.resumable(h)))), listen, o, false, s.log))
+	mux.Handle(HTTPPath, Guard(withTokenInfo(limitBody(s.trackConns(s.resumable(s.dropCancelled(h))))), listen, o, false, s.log))
 	mux.HandleFunc("/.well-known/oauth-protected-resource", noOAuth)
 	mux.HandleFunc("/.well-known/oauth-protected-resource/", noOAuth)
 	mux.HandleFunc("/.well-known/oauth-authorization-server", noOAuth)

@@ -257,7 +257,8 @@ type Server struct {
 	nextID  int
 	closed  bool
 
-	conns conns // the HTTP connections of each session (release.go)
+	conns   conns       // the HTTP connections of each session (release.go)
+	cancels httpCancels // the requests each HTTP session cancelled (cancelled.go)
 }
 
 // New makes a server. It opens no browser context until a client calls a
@@ -421,7 +422,7 @@ func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	if s.isClosed() {
 		return ErrClosed
 	}
-	err := s.serve(ctx, t)
+	err := s.serve(ctx, cancelTransport{t})
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return ctx.Err()
 	}
