@@ -240,7 +240,8 @@ func hintFor(err error) string {
 }
 
 func (cli *CLI) printHelp() {
-	fmt.Fprintln(cli.Stdout, "surf: a sandboxed browser agent runtime\n\nUsage: surf <command> [flags] [args]\n\nCommands:")
+	fmt.Fprintln(cli.Stdout, "surf: a sandboxed browser agent runtime\n\nUsage: surf <command> [flags] [args]\n       surf <session command> [args] [--session NAME]\n\n"+
+		"A background session: 'surf open URL' starts it, the commands marked\n\"session:\" act in it (--session NAME, or $SURF_SESSION, for another\nthan \"default\"), 'surf close' ends it.\n\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n, c := range commands {
 		if !c.hidden {

@@ -87,6 +87,9 @@ func unknownFlagError(c *command, fs *pflag.FlagSet, err error) error {
 
 // unknownCommandHint advises on a mistyped command.
 func unknownCommandHint(name string) string {
+	if name == "session" || name == "sessions" {
+		return "a background session has no command of its own: 'surf open URL' starts it, the commands marked \"session:\" in 'surf help' act in it (with --session NAME), 'surf close' ends it"
+	}
 	var names []string
 	for n, c := range commands {
 		if !c.hidden {
