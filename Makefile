@@ -20,7 +20,8 @@ build:
 # surf serve with (testdata/mcpclient) and Playwright MCP, the peer that
 # surf bench actions measures surf against (testdata/pwmcp), and the
 # orchestrator examples the tests run (examples/openai-agents,
-# examples/vercel-ai); their versions are pinned by the committed
+# examples/vercel-ai) and the official MCP conformance suite the tests run
+# against surf serve (testdata/mcpconformance); their versions are pinned by the committed
 # package-lock.json files. Safe to run again.
 setup: build
 	@if [ "$$(id -u)" = 0 ]; then $(SURF) install --with-deps; else $(SURF) install; fi
