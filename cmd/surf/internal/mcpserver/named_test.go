@@ -719,7 +719,7 @@ func TestWebsurferToolInNamedSession(t *testing.T) {
 	if got := text(mustCall(t, cs, "read_page", inSession("agent", map[string]any{}))); !strings.Contains(got, "Saturday") {
 		t.Errorf("read_page in the named session after the run:\n%s", got)
 	}
-	if list := text(mustCall(t, cs, "session_list", nil)); strings.Contains(list, "default") || !strings.Contains(list, "- agent: open, at "+site.URL+"/branch") {
+	if list := text(mustCall(t, cs, "session_list", nil)); strings.Contains(list, "default") || !strings.Contains(list, `- agent: open, at "`+site.URL+"/branch") {
 		t.Errorf("session_list after the run:\n%s", list)
 	}
 	if n := s.Sessions(); n != 1 {
