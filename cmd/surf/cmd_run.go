@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
@@ -23,11 +24,8 @@ import (
 	"golang.org/x/term"
 )
 
-func init() {
-	c := &command{
-		name:    "run",
-		summary: "run a task with a model: observe, reason, gate, act, until answered",
-		usage: `Usage: surf run "TASK" [--start-url URL] [flags]
+// runUsage is the usage text of surf run.
+const runUsage = `Usage: surf run "TASK" [--start-url URL] [flags]
 
 Runs the agent loop on TASK in a sandboxed browser: each step observes the
 page, asks the model which tool to call, passes the call through the policy
@@ -67,184 +65,253 @@ Flags:
 Examples:
   OPENAI_API_KEY=... surf run "find the opening hours of the library" --start-url https://example.org/ --allow example.org
   surf run "summarize the front page" --start-url https://news.example/ --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl
-  surf run "log in and download the invoice" --start-url https://shop.example/ --allow shop.example --ui 127.0.0.1:8932`,
+  surf run "log in and download the invoice" --start-url https://shop.example/ --allow shop.example --ui 127.0.0.1:8932`
+
+func init() {
+	c := &command{
+		name:    "run",
+		summary: "run a task with a model: observe, reason, gate, act, until answered",
+		usage:   runUsage,
 	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
-		fs := newFlags(c)
-		startURL := fs.String("start-url", "", "")
-		maxSteps := fs.Int("max-steps", 0, "")
-		maxTokens := fs.Int("max-tokens", 0, "")
-		maxTime := fs.Duration("max-time", 0, "")
-		journalPath := fs.String("journal", "surf-run/journal.jsonl", "")
-		overwrite := fs.Bool("overwrite", false, "")
-		reportPath := fs.String("report", "", "")
-		approve := fs.String("approve", "", "")
-		approvalTTL := fs.Duration("approval-ttl", 0, "")
-		asJSON := fs.Bool("json", false, "")
-		progressLines := fs.Bool("progress", false, "")
-		mf := addModelFlags(fs)
-		bf := addBrowserFlags(fs)
-		bf.state = addStateFlags(fs)
-		uf := addUIFlags(fs)
-		if err := parseFlags(c, fs, args); err != nil {
+	c.run = func(ctx context.Context, cli *CLI, args []string) error { return runTask(ctx, cli, c, args) }
+	register(c)
+}
+
+// runFlags are surf run's flags and its TASK.
+type runFlags struct {
+	startURL, journal, report, approve string
+	maxSteps, maxTokens                int
+	maxTime, approvalTTL               time.Duration
+	overwrite, json, progress          bool
+	mf                                 *modelFlags
+	bf                                 *browserFlags
+	uf                                 *uiFlags
+	uiOpts                             mcpserver.HTTPOptions
+	withUI                             bool
+	task                               string
+}
+
+func parseRunFlags(c *command, args []string) (*runFlags, error) {
+	fs := newFlags(c)
+	f := &runFlags{}
+	fs.StringVar(&f.startURL, "start-url", "", "")
+	fs.IntVar(&f.maxSteps, "max-steps", 0, "")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "")
+	fs.DurationVar(&f.maxTime, "max-time", 0, "")
+	fs.StringVar(&f.journal, "journal", "surf-run/journal.jsonl", "")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "")
+	fs.StringVar(&f.report, "report", "", "")
+	fs.StringVar(&f.approve, "approve", "", "")
+	fs.DurationVar(&f.approvalTTL, "approval-ttl", 0, "")
+	fs.BoolVar(&f.json, "json", false, "")
+	fs.BoolVar(&f.progress, "progress", false, "")
+	f.mf = addModelFlags(fs)
+	f.bf = addBrowserFlags(fs)
+	f.bf.state = addStateFlags(fs)
+	f.uf = addUIFlags(fs)
+	if err := parseFlags(c, fs, args); err != nil {
+		return nil, err
+	}
+	var err error
+	if f.uiOpts, f.withUI, err = f.uf.options(c); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
+		return nil, usagef(c, "run takes one TASK, quoted")
+	}
+	if f.maxSteps < 0 || f.maxTokens < 0 || f.maxTime < 0 || f.approvalTTL < 0 {
+		return nil, usagef(c, "limits cannot be negative")
+	}
+	f.task = fs.Arg(0)
+	return f, nil
+}
+
+// approver answers the run's "ask" decisions from --approve, on the
+// status line's terms; nil when the live view alone answers.
+func (f *runFlags) approver(c *command, cli *CLI, status *statusLine) (policy.Approver, error) {
+	var approver policy.Approver
+	if mode, _ := approveMode(cli, f.approve); !f.withUI || f.approve != "" || mode == "prompt" {
+		var err error
+		if approver, err = approverFor(cli, f.approve); err != nil {
+			return nil, usagef(c, "%v", err)
+		}
+	} // else the live view alone answers
+	if status != nil && approver != nil {
+		approver = status.clearing(approver)
+	}
+	return approver, nil
+}
+
+// runTask is surf run.
+func runTask(ctx context.Context, cli *CLI, c *command, args []string) (err error) {
+	f, err := parseRunFlags(c, args)
+	if err != nil {
+		return err
+	}
+	if !f.overwrite {
+		// Before anything starts: the run would have nowhere to go.
+		if err := journalAvailable(f.journal); err != nil {
 			return err
 		}
-		uiOpts, withUI, err := uf.options(c)
+	}
+	status := newStatusLine(cli.Stderr, f.progress)
+	approver, err := f.approver(c, cli, status)
+	if err != nil {
+		return err
+	}
+	var ls *live.Session
+	if f.withUI {
+		lv, err := startLiveView(ctx, cli, *f.uf.addr, f.uiOpts)
 		if err != nil {
 			return err
 		}
-		if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
-			return usagef(c, "run takes one TASK, quoted")
-		}
-		if *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0 || *approvalTTL < 0 {
-			return usagef(c, "limits cannot be negative")
-		}
-		if !*overwrite {
-			// Before anything starts: the run would have nowhere to go.
-			if err := journalAvailable(*journalPath); err != nil {
-				return err
-			}
-		}
-		var approver policy.Approver
-		if mode, _ := approveMode(cli, *approve); !withUI || *approve != "" || mode == "prompt" {
-			if approver, err = approverFor(cli, *approve); err != nil {
-				return usagef(c, "%v", err)
-			}
-		} // else the live view alone answers
-		status := newStatusLine(cli.Stderr, *progressLines)
-		if status != nil && approver != nil {
-			approver = status.clearing(approver)
-		}
-		var ls *live.Session
-		if withUI {
-			lv, err := startLiveView(ctx, cli, *uf.addr, uiOpts)
-			if err != nil {
-				return err
-			}
-			defer lv.Close()
-			if ls, err = lv.hub.Open(live.SessionOptions{Owner: "surf run", Redact: bf.redact}); err != nil {
-				return err
-			}
-			defer ls.Close()
-			approver = ls.Approver(approver)
-		}
-		mf.redact = bf.redact
-		model, modelName, err := mf.client(ctx, cli)
-		if err != nil {
+		defer lv.Close()
+		if ls, err = lv.hub.Open(live.SessionOptions{Owner: "surf run", Redact: f.bf.redact}); err != nil {
 			return err
 		}
-		scfg := websurfer.Config{ModelName: modelName, Approver: approver, ApprovalTTL: *approvalTTL}
-		if ls != nil {
-			scfg.Human = ls
-		}
-		b, err := bf.open(ctx, cli, openOptions{model: model, surf: scfg})
-		if err != nil {
-			return err
-		}
-		defer b.closeInto(&err)
-		attachLive(ls, b.surf, b.sess)
-		if *startURL != "" {
-			// A start URL on an ask host is put to the approver like any
-			// visit, unless it can only say no.
-			mode, _ := approveMode(cli, *approve)
-			if d := b.pol.DecideURL(policy.Navigation, *startURL, ""); d.Verdict != policy.Ask || mode == "deny" {
-				if err := b.checkURL(*startURL); err != nil {
-					return err
-				}
-			}
-		}
-		if *overwrite {
-			if err := journal.Remove(*journalPath); err != nil {
-				return err
-			}
-		}
-		j, err := journal.Open(*journalPath, b.pol.Redact)
-		if err != nil {
-			return journalExistsHint(err)
-		}
-		opts := websurfer.RunOptions{
-			StartURL: *startURL, MaxSteps: *maxSteps, MaxTokens: *maxTokens, MaxTime: *maxTime,
-			Journal: j, Relaunch: b.relaunchFunc(ctx, cli), Logger: cli.Logger,
-		}
-		start := time.Now()
-		var end *websurfer.Step
-		var runErr error
-		runCtx := ctx
+		defer ls.Close()
+		approver = ls.Approver(approver)
+	}
+	b, err := f.openBrowser(ctx, cli, approver, ls)
+	if err != nil {
+		return err
+	}
+	defer b.closeInto(&err)
+	attachLive(ls, b.surf, b.sess)
+	j, err := f.openJournal(cli, b)
+	if err != nil {
+		return err
+	}
+	opts := websurfer.RunOptions{
+		StartURL: f.startURL, MaxSteps: f.maxSteps, MaxTokens: f.maxTokens, MaxTime: f.maxTime,
+		Journal: j, Relaunch: b.relaunchFunc(ctx, cli), Logger: cli.Logger,
+	}
+	start := time.Now()
+	runCtx := ctx
+	if status != nil {
+		runCtx = websurfer.WithProgress(ctx, status.show)
+	}
+	if ls != nil {
+		var show func(string)
 		if status != nil {
-			runCtx = websurfer.WithProgress(ctx, status.show)
+			show = status.show
 		}
+		runCtx = websurfer.WithProgress(ctx, tee(show, ls.Progress))
+		opts.Between = ls.Between
+		end := ls.Begin()
+		defer end()
+	}
+	end, runErr := f.steps(runCtx, cli, b, opts, status, ls)
+	if err := j.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("writing the journal: %w", err)
+	}
+	return f.finish(cli, end, runErr, time.Since(start))
+}
+
+// openBrowser starts the model client and the browser the run drives.
+func (f *runFlags) openBrowser(ctx context.Context, cli *CLI, approver policy.Approver, ls *live.Session) (*browser, error) {
+	f.mf.redact = f.bf.redact
+	model, modelName, err := f.mf.client(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	scfg := websurfer.Config{ModelName: modelName, Approver: approver, ApprovalTTL: f.approvalTTL}
+	if ls != nil {
+		scfg.Human = ls
+	}
+	return f.bf.open(ctx, cli, openOptions{model: model, surf: scfg})
+}
+
+// openJournal checks the start URL against the policy and opens the
+// run's journal, replacing an earlier run's with --overwrite.
+func (f *runFlags) openJournal(cli *CLI, b *browser) (*journal.Writer, error) {
+	if f.startURL != "" {
+		// A start URL on an ask host is put to the approver like any
+		// visit, unless it can only say no.
+		mode, _ := approveMode(cli, f.approve)
+		if d := b.pol.DecideURL(policy.Navigation, f.startURL, ""); d.Verdict != policy.Ask || mode == "deny" {
+			if err := b.checkURL(f.startURL); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if f.overwrite {
+		if err := journal.Remove(f.journal); err != nil {
+			return nil, err
+		}
+	}
+	j, err := journal.Open(f.journal, b.pol.Redact)
+	if err != nil {
+		return nil, journalExistsHint(err)
+	}
+	return j, nil
+}
+
+// steps runs the agent loop, printing each step, and returns the last
+// one (nil when the run ended without one) and the run's error.
+func (f *runFlags) steps(ctx context.Context, cli *CLI, b *browser, opts websurfer.RunOptions, status *statusLine, ls *live.Session) (end *websurfer.Step, runErr error) {
+	for st, err := range b.surf.Run(ctx, f.task, opts) {
+		status.clear()
 		if ls != nil {
-			var show func(string)
-			if status != nil {
-				show = status.show
-			}
-			runCtx = websurfer.WithProgress(ctx, tee(show, ls.Progress))
-			opts.Between = ls.Between
-			end := ls.Begin()
-			defer end()
+			ls.Step(st)
 		}
-		for st, err := range b.surf.Run(runCtx, fs.Arg(0), opts) {
-			status.clear()
-			if ls != nil {
-				ls.Step(st)
+		if st != nil {
+			if !f.json {
+				printStep(termsafe.Writer(cli.Stdout), st)
 			}
-			if st != nil {
-				if !*asJSON {
-					printStep(termsafe.Writer(cli.Stdout), st)
-				}
-				if st.Done {
-					end = st
-				}
-			}
-			if err != nil {
-				runErr = err
+			if st.Done {
+				end = st
 			}
 		}
-		if err := j.Close(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("writing the journal: %w", err)
+		if err != nil {
+			runErr = err
 		}
-		reported := ""
-		if *reportPath != "" {
-			if err := writeReport(*journalPath, *reportPath); err != nil {
-				fmt.Fprintf(cli.Stderr, "surf: error: writing the report: %v\n", err)
-			} else {
-				reported = *reportPath
-			}
-		}
-		if end == nil {
-			end = &websurfer.Step{EndReason: journal.EndError}
-		}
-		if *asJSON {
-			out := map[string]any{"end_reason": end.EndReason, "answer": end.Answer, "steps": end.N,
-				"tokens": end.Total.Total, "duration_ms": time.Since(start).Milliseconds(), "journal": *journalPath}
-			if reported != "" {
-				out["report"] = reported
-			}
-			if runErr != nil {
-				out["error"] = runErr.Error()
-			}
-			enc := json.NewEncoder(cli.Stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(out)
+	}
+	return end, runErr
+}
+
+// finish writes the report, prints the run's end and returns its error.
+func (f *runFlags) finish(cli *CLI, end *websurfer.Step, runErr error, took time.Duration) error {
+	reported := ""
+	if f.report != "" {
+		if err := writeReport(f.journal, f.report); err != nil {
+			fmt.Fprintf(cli.Stderr, "surf: error: writing the report: %v\n", err)
 		} else {
-			fmt.Fprintf(cli.Stdout, "\nended: %s after %d steps, %d tokens, %s\n", end.EndReason, end.N, end.Total.Total, time.Since(start).Round(100*time.Millisecond))
-			if end.Answer != "" {
-				fmt.Fprintf(termsafe.Writer(cli.Stdout), "answer: %s\n", end.Answer)
-			}
-			fmt.Fprintf(cli.Stdout, "journal: %s\n", *journalPath)
-			if reported != "" {
-				fmt.Fprintf(cli.Stdout, "report: %s\n", reported)
-			}
+			reported = f.report
+		}
+	}
+	if end == nil {
+		end = &websurfer.Step{EndReason: journal.EndError}
+	}
+	if f.json {
+		out := map[string]any{"end_reason": end.EndReason, "answer": end.Answer, "steps": end.N,
+			"tokens": end.Total.Total, "duration_ms": took.Milliseconds(), "journal": f.journal}
+		if reported != "" {
+			out["report"] = reported
 		}
 		if runErr != nil {
-			return runErr
+			out["error"] = runErr.Error()
 		}
-		if end.EndReason != journal.EndAnswered {
-			return &exitError{code: 1}
+		enc := json.NewEncoder(cli.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	} else {
+		fmt.Fprintf(cli.Stdout, "\nended: %s after %d steps, %d tokens, %s\n", end.EndReason, end.N, end.Total.Total, took.Round(100*time.Millisecond))
+		if end.Answer != "" {
+			fmt.Fprintf(termsafe.Writer(cli.Stdout), "answer: %s\n", end.Answer)
 		}
-		return nil
+		fmt.Fprintf(cli.Stdout, "journal: %s\n", f.journal)
+		if reported != "" {
+			fmt.Fprintf(cli.Stdout, "report: %s\n", reported)
+		}
 	}
-	register(c)
+	if runErr != nil {
+		return runErr
+	}
+	if end.EndReason != journal.EndAnswered {
+		return &exitError{code: 1}
+	}
+	return nil
 }
 
 // printStep shows a step as it happens: the tool, its target, the gate's
