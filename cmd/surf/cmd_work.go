@@ -11,17 +11,15 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
 	"github.com/surfkit/surf/worker"
 )
 
-func init() {
-	c := &command{
-		name:    "work",
-		summary: "run the task board's tasks: N surfers in one browser",
-		usage: `Usage: surf work [--workers N] [--idle D] [flags]
+// workUsage is the usage text of surf work.
+const workUsage = `Usage: surf work [--workers N] [--idle D] [flags]
 
 Runs workers that claim ready tasks from the task board (see 'surf help
 board') and run each with the model in its own isolated session of one
@@ -71,126 +69,172 @@ Examples:
   surf board add "find the opening hours of the library" --start-url https://example.org/ --allow example.org
   OPENAI_API_KEY=... surf work --workers 4 --allow example.org
   surf work --workers 2 --ui 127.0.0.1:8932 --allow example.org
-  surf work --workers 2 --idle 30s --nats nats://10.0.0.5:4222 --creds worker.creds --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`,
+  surf work --workers 2 --idle 30s --nats nats://10.0.0.5:4222 --creds worker.creds --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`
+
+func init() {
+	c := &command{
+		name:    "work",
+		summary: "run the task board's tasks: N surfers in one browser",
+		usage:   workUsage,
 	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
-		fs := newFlags(c)
-		workers := fs.Int("workers", 1, "")
-		maxActive := fs.Int("max-active", 0, "")
-		idle := fs.Duration("idle", 0, "")
-		maxAttempts := fs.Int("max-attempts", 3, "")
-		lease := fs.Duration("lease", 0, "")
-		name := fs.String("name", "", "")
-		maxSteps := fs.Int("max-steps", 0, "")
-		maxTokens := fs.Int("max-tokens", 0, "")
-		maxTime := fs.Duration("max-time", 0, "")
-		approve := fs.String("approve", "deny", "")
-		asJSON := fs.Bool("json", false, "")
-		boardF := addBoardFlags(fs)
-		mf := addModelFlags(fs)
-		bf := addBrowserFlags(fs)
-		uf := addUIFlags(fs)
-		if err := parseFlags(c, fs, args); err != nil {
-			return err
-		}
-		uiOpts, withUI, err := uf.options(c)
-		if err != nil {
-			return err
-		}
-		if fs.NArg() > 0 {
-			return usagef(c, "work takes no arguments, got %q", strings.Join(fs.Args(), " "))
-		}
-		switch {
-		case *workers < 1 || *workers > 64:
-			return usagef(c, "--workers must be 1 to 64")
-		case *maxAttempts < 1:
-			return usagef(c, "--max-attempts must be at least 1")
-		case *maxActive < 0 || *maxActive > 64:
-			return usagef(c, "--max-active must be 1 to 64")
-		case *idle < 0 || *lease < 0 || *maxSteps < 0 || *maxTokens < 0 || *maxTime < 0:
-			return usagef(c, "durations and limits cannot be negative")
-		case *lease > 0 && *lease < 300*time.Millisecond:
-			return usagef(c, "--lease must be at least 300ms: workers heartbeat three times a lease")
-		case strings.ContainsAny(*name, " \t\n/*>."):
-			return usagef(c, "--name %q: use letters, digits, '-' and '_'", *name)
-		}
-		var approver policy.Approver
-		switch *approve {
-		case "deny":
-			approver = policy.DenyAll()
-		case "allow":
-			approver = policy.AllowAll()
-		default:
-			return usagef(c, "--approve must be deny or allow, not %q (nobody is there to prompt)", *approve)
-		}
-		if bf.recordHAR != "" {
-			return usagef(c, "--record-har is not supported by work: its tasks would write one recording each over the same file")
-		}
+	c.run = func(ctx context.Context, cli *CLI, args []string) error { return runWork(ctx, cli, c, args) }
+	register(c)
+}
 
-		pol, err := bf.pol.policy(cli.Getenv)
-		if err != nil {
-			return err
-		}
-		bf.loaded.Store(pol)
-		mf.redact = bf.redact
-		model, modelName, err := mf.client(ctx, cli)
-		if err != nil {
-			return err
-		}
-		sbCfg, err := bf.sandboxConfig(cli, pol)
-		if err != nil {
-			return err
-		}
-		b, err := boardF.open(ctx, cli, nil)
-		if err != nil {
-			return err
-		}
-		defer b.Close()
-		wcfg := worker.Config{
-			Sandbox: sbCfg, Policy: pol,
-			Surf:    websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, Approver: approver},
-			Session: bf.sessionConfig(),
-			Model:   model, ModelName: modelName,
-			MaxSteps: *maxSteps, MaxTokens: *maxTokens, MaxTime: *maxTime, MaxActive: *maxActive,
-			Logger: cli.Logger,
-		}
-		if withUI {
-			lv, err := startLiveView(ctx, cli, *uf.addr, uiOpts)
-			if err != nil {
-				return err
-			}
-			defer lv.Close()
-			wcfg.Watcher = liveWatcher{hub: lv.hub, alone: !fs.Changed("approve")}
-		}
-		defer markWorker(cli.Logger)()
-		runner, err := worker.New(ctx, wcfg)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := runner.Close(); cerr != nil {
-				cli.Logger.Warn("closing the browser", "err", cerr)
-			}
-		}()
+// workFlags are surf work's flags.
+type workFlags struct {
+	workers, maxActive, maxAttempts, maxSteps, maxTokens int
+	idle, lease, maxTime                                 time.Duration
+	name, approve                                        string
+	json, approveSet                                     bool
+	approver                                             policy.Approver
+	boardF                                               *boardFlags
+	mf                                                   *modelFlags
+	bf                                                   *browserFlags
+	uf                                                   *uiFlags
+	uiOpts                                               mcpserver.HTTPOptions
+	withUI                                               bool
+}
 
-		out := &workPrinter{w: cli.Stdout, json: *asJSON, maxAttempts: *maxAttempts}
-		run := func(ctx context.Context, cl *board.Claim) (*board.Result, error) {
-			out.start(cl)
-			res, err := runner.Run(ctx, cl)
-			out.finish(ctx, cl, res, err)
-			return res, err
-		}
-		fmt.Fprintf(cli.Stderr, "surf: %d %s waiting for tasks%s\n", *workers, pluralWord(*workers, "worker", "workers"), idleNote(*idle))
-		err = b.Work(ctx, board.WorkConfig{
-			Run: run, Workers: *workers, Name: *name, Idle: *idle,
-			MaxAttempts: *maxAttempts, Lease: *lease, Logger: cli.Logger,
-		})
-		if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
-			return nil // interrupted: the running tasks were handed back
-		}
+func parseWorkFlags(c *command, args []string) (*workFlags, error) {
+	fs := newFlags(c)
+	f := &workFlags{}
+	fs.IntVar(&f.workers, "workers", 1, "")
+	fs.IntVar(&f.maxActive, "max-active", 0, "")
+	fs.DurationVar(&f.idle, "idle", 0, "")
+	fs.IntVar(&f.maxAttempts, "max-attempts", 3, "")
+	fs.DurationVar(&f.lease, "lease", 0, "")
+	fs.StringVar(&f.name, "name", "", "")
+	fs.IntVar(&f.maxSteps, "max-steps", 0, "")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "")
+	fs.DurationVar(&f.maxTime, "max-time", 0, "")
+	fs.StringVar(&f.approve, "approve", "deny", "")
+	fs.BoolVar(&f.json, "json", false, "")
+	f.boardF = addBoardFlags(fs)
+	f.mf = addModelFlags(fs)
+	f.bf = addBrowserFlags(fs)
+	f.uf = addUIFlags(fs)
+	if err := parseFlags(c, fs, args); err != nil {
+		return nil, err
+	}
+	var err error
+	if f.uiOpts, f.withUI, err = f.uf.options(c); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef(c, "work takes no arguments, got %q", strings.Join(fs.Args(), " "))
+	}
+	f.approveSet = fs.Changed("approve")
+	return f, f.check(c)
+}
+
+// check checks the flags' values and picks the approver.
+func (f *workFlags) check(c *command) error {
+	switch {
+	case f.workers < 1 || f.workers > 64:
+		return usagef(c, "--workers must be 1 to 64")
+	case f.maxAttempts < 1:
+		return usagef(c, "--max-attempts must be at least 1")
+	case f.maxActive < 0 || f.maxActive > 64:
+		return usagef(c, "--max-active must be 1 to 64")
+	case f.idle < 0 || f.lease < 0 || f.maxSteps < 0 || f.maxTokens < 0 || f.maxTime < 0:
+		return usagef(c, "durations and limits cannot be negative")
+	case f.lease > 0 && f.lease < 300*time.Millisecond:
+		return usagef(c, "--lease must be at least 300ms: workers heartbeat three times a lease")
+	case strings.ContainsAny(f.name, " \t\n/*>."):
+		return usagef(c, "--name %q: use letters, digits, '-' and '_'", f.name)
+	}
+	switch f.approve {
+	case "deny":
+		f.approver = policy.DenyAll()
+	case "allow":
+		f.approver = policy.AllowAll()
+	default:
+		return usagef(c, "--approve must be deny or allow, not %q (nobody is there to prompt)", f.approve)
+	}
+	if f.bf.recordHAR != "" {
+		return usagef(c, "--record-har is not supported by work: its tasks would write one recording each over the same file")
+	}
+	return nil
+}
+
+// workerConfig is the task runner's configuration: the policy, the
+// model, the browser's settings.
+func (f *workFlags) workerConfig(ctx context.Context, cli *CLI) (worker.Config, error) {
+	pol, err := f.bf.pol.policy(cli.Getenv)
+	if err != nil {
+		return worker.Config{}, err
+	}
+	f.bf.loaded.Store(pol)
+	f.mf.redact = f.bf.redact
+	model, modelName, err := f.mf.client(ctx, cli)
+	if err != nil {
+		return worker.Config{}, err
+	}
+	sbCfg, err := f.bf.sandboxConfig(cli, pol)
+	if err != nil {
+		return worker.Config{}, err
+	}
+	return worker.Config{
+		Sandbox: sbCfg, Policy: pol,
+		Surf:    websurfer.Config{TokenBudget: f.bf.budget, SearchURL: f.bf.searchURL, Approver: f.approver},
+		Session: f.bf.sessionConfig(),
+		Model:   model, ModelName: modelName,
+		MaxSteps: f.maxSteps, MaxTokens: f.maxTokens, MaxTime: f.maxTime, MaxActive: f.maxActive,
+		Logger: cli.Logger,
+	}, nil
+}
+
+// runWork is surf work.
+func runWork(ctx context.Context, cli *CLI, c *command, args []string) (err error) {
+	f, err := parseWorkFlags(c, args)
+	if err != nil {
 		return err
 	}
-	register(c)
+	wcfg, err := f.workerConfig(ctx, cli)
+	if err != nil {
+		return err
+	}
+	b, err := f.boardF.open(ctx, cli, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if f.withUI {
+		lv, err := startLiveView(ctx, cli, *f.uf.addr, f.uiOpts)
+		if err != nil {
+			return err
+		}
+		defer lv.Close()
+		wcfg.Watcher = liveWatcher{hub: lv.hub, alone: !f.approveSet}
+	}
+	defer markWorker(cli.Logger)()
+	runner, err := worker.New(ctx, wcfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := runner.Close(); cerr != nil {
+			cli.Logger.Warn("closing the browser", "err", cerr)
+		}
+	}()
+
+	out := &workPrinter{w: cli.Stdout, json: f.json, maxAttempts: f.maxAttempts}
+	run := func(ctx context.Context, cl *board.Claim) (*board.Result, error) {
+		out.start(cl)
+		res, err := runner.Run(ctx, cl)
+		out.finish(ctx, cl, res, err)
+		return res, err
+	}
+	fmt.Fprintf(cli.Stderr, "surf: %d %s waiting for tasks%s\n", f.workers, pluralWord(f.workers, "worker", "workers"), idleNote(f.idle))
+	err = b.Work(ctx, board.WorkConfig{
+		Run: run, Workers: f.workers, Name: f.name, Idle: f.idle,
+		MaxAttempts: f.maxAttempts, Lease: f.lease, Logger: cli.Logger,
+	})
+	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
+		return nil // interrupted: the running tasks were handed back
+	}
+	return err
 }
 
 func idleNote(d time.Duration) string {
