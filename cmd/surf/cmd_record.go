@@ -16,11 +16,8 @@ import (
 	"github.com/surfkit/surf/sandbox"
 )
 
-func init() {
-	c := &command{
-		name:    "record",
-		summary: "record what a browser loads from a list of URLs into a HAR file, for offline replay",
-		usage: `Usage: surf record URL... --har FILE [--serve DIR] [--json] [flags]
+// recordUsage is the usage text of surf record.
+const recordUsage = `Usage: surf record URL... --har FILE [--serve DIR] [--json] [flags]
 
 Visits each URL in turn in a fresh sandboxed session, waiting for each page
 to settle, and writes everything the session loaded from the network to FILE:
@@ -52,137 +49,175 @@ otherwise (what was recorded up to a failure is still written).
 Examples:
   surf record https://example.com/ https://example.com/about --har example.har
   surf record --serve testdata/replay/shop/site / /cart.html --har testdata/replay/shop/site.har
-  surf visit http://127.0.0.1:8080/ --replay-har site.har --allow 127.0.0.1`,
-	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) error {
-		fs := newFlags(c)
-		har := fs.String("har", "", "")
-		serve := fs.String("serve", "", "")
-		port := fs.Int("port", 0, "")
-		asJSON := fs.Bool("json", false, "")
-		bf := addBrowserFlags(fs)
-		if err := parseFlags(c, fs, args); err != nil {
-			return err
-		}
-		switch {
-		case fs.NArg() == 0:
-			return usagef(c, "record takes at least one URL")
-		case *har == "":
-			return usagef(c, "record needs --har FILE, the recording to write")
-		case bf.recordHAR != "" || bf.replayHAR != "":
-			return usagef(c, "record writes the file named by --har; --record-har and --replay-har do not apply")
-		case *port != 0 && *serve == "":
-			return usagef(c, "--port needs --serve")
-		case *port < 0 || *port > 65535:
-			return usagef(c, "--port %d is not a port", *port)
-		}
-		dst, err := filepath.Abs(*har)
-		if err != nil {
-			return err
-		}
-		if fi, err := os.Stat(filepath.Dir(dst)); err != nil || !fi.IsDir() {
-			return withHint(fmt.Errorf("--har %s: directory %s does not exist", *har, filepath.Dir(dst)), "create it first")
-		}
-		var o openOptions
-		origin := ""
-		if *serve != "" {
-			srv, err := serveHARSite(*serve, *port)
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
-			origin = "http://" + srv.Addr
-			if o.base, err = originPolicy(srv.Addr); err != nil {
-				return err
-			}
-		}
-		var urls []string
-		for _, u := range fs.Args() {
-			if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
-				if origin == "" {
-					return usagef(c, "%s is a path: record a served directory with --serve DIR, or give a full URL", u)
-				}
-				u = origin + u
-			}
-			urls = append(urls, u)
-		}
+  surf visit http://127.0.0.1:8080/ --replay-har site.har --allow 127.0.0.1`
 
-		bf.recordHAR = dst
-		b, err := bf.open(ctx, cli, o)
-		if err != nil {
-			return err
-		}
-		type visited struct {
-			URL     string   `json:"url"`
-			Title   string   `json:"title"`
-			Blocked []string `json:"blocked,omitempty"`
-		}
-		var pages []visited
-		var visitErr error
-		for _, u := range urls {
-			if visitErr = b.checkURL(u); visitErr != nil {
-				break
-			}
-			res, err := b.surf.VisitURL(ctx, u)
-			if err != nil {
-				visitErr = toolError(err)
-				if ctx.Err() != nil {
-					visitErr = ctx.Err()
-				}
-				break
-			}
-			v := visited{URL: u}
-			if obs := res.Observation; obs != nil {
-				v.URL, v.Title = obs.URL, obs.Title
-				v.Blocked = append(v.Blocked, obs.Blocked.Navigations...)
-				if n := obs.Blocked.Requests; n > 0 {
-					v.Blocked = append(v.Blocked, fmt.Sprintf("%d subresource requests (hosts %s)", n, strings.Join(obs.Blocked.Hosts, ", ")))
-				}
-			}
-			pages = append(pages, v)
-			if !*asJSON {
-				fmt.Fprintf(cli.Stdout, "recorded %s %q\n", v.URL, v.Title)
-				for _, bl := range v.Blocked {
-					fmt.Fprintf(cli.Stdout, "  blocked: %s\n", bl)
-				}
-			}
-		}
-		// Closing the session writes the recording.
-		b.surf.Close()
-		closeErr := b.sess.Close()
-		b.sb.Close()
-		if err := errors.Join(visitErr, closeErr); err != nil {
-			if closeErr == nil {
-				return fmt.Errorf("%w (what was recorded until then is in %s)", err, *har)
-			}
-			return err
-		}
-		info, err := sandbox.InspectHAR(dst)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			enc := json.NewEncoder(cli.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(struct {
-				HAR     string    `json:"har"`
-				Pages   []visited `json:"pages"`
-				Entries int       `json:"entries"`
-				Origins []string  `json:"origins"`
-				Comment string    `json:"comment,omitempty"`
-			}{dst, pages, info.Entries, info.Origins, info.Comment})
-		}
-		size := int64(0)
-		if fi, err := os.Stat(dst); err == nil {
-			size = fi.Size()
-		}
-		fmt.Fprintf(cli.Stdout, "wrote %s: %d responses from %s (%s)\n", *har, info.Entries, strings.Join(info.Origins, ", "), harSize(size))
-		if info.Comment != "" {
-			fmt.Fprintf(cli.Stdout, "note: %s\n", info.Comment)
-		}
-		return nil
+func init() {
+	c := &command{
+		name:    "record",
+		summary: "record what a browser loads from a list of URLs into a HAR file, for offline replay",
+		usage:   recordUsage,
 	}
+	c.run = func(ctx context.Context, cli *CLI, args []string) error { return runRecord(ctx, cli, c, args) }
 	register(c)
+}
+
+// recordFlags are surf record's flags and URLs.
+type recordFlags struct {
+	har, serve string
+	port       int
+	json       bool
+	bf         *browserFlags
+	args       []string
+}
+
+func parseRecordFlags(c *command, args []string) (*recordFlags, error) {
+	fs := newFlags(c)
+	f := &recordFlags{}
+	fs.StringVar(&f.har, "har", "", "")
+	fs.StringVar(&f.serve, "serve", "", "")
+	fs.IntVar(&f.port, "port", 0, "")
+	fs.BoolVar(&f.json, "json", false, "")
+	f.bf = addBrowserFlags(fs)
+	if err := parseFlags(c, fs, args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() == 0:
+		return nil, usagef(c, "record takes at least one URL")
+	case f.har == "":
+		return nil, usagef(c, "record needs --har FILE, the recording to write")
+	case f.bf.recordHAR != "" || f.bf.replayHAR != "":
+		return nil, usagef(c, "record writes the file named by --har; --record-har and --replay-har do not apply")
+	case f.port != 0 && f.serve == "":
+		return nil, usagef(c, "--port needs --serve")
+	case f.port < 0 || f.port > 65535:
+		return nil, usagef(c, "--port %d is not a port", f.port)
+	}
+	f.args = fs.Args()
+	return f, nil
+}
+
+// recordedPage is a page surf record visited.
+type recordedPage struct {
+	URL     string   `json:"url"`
+	Title   string   `json:"title"`
+	Blocked []string `json:"blocked,omitempty"`
+}
+
+// runRecord is surf record.
+func runRecord(ctx context.Context, cli *CLI, c *command, args []string) error {
+	f, err := parseRecordFlags(c, args)
+	if err != nil {
+		return err
+	}
+	dst, err := filepath.Abs(f.har)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(filepath.Dir(dst)); err != nil || !fi.IsDir() {
+		return withHint(fmt.Errorf("--har %s: directory %s does not exist", f.har, filepath.Dir(dst)), "create it first")
+	}
+	var o openOptions
+	origin := ""
+	if f.serve != "" {
+		srv, err := serveHARSite(f.serve, f.port)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		origin = "http://" + srv.Addr
+		if o.base, err = originPolicy(srv.Addr); err != nil {
+			return err
+		}
+	}
+	var urls []string
+	for _, u := range f.args {
+		if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
+			if origin == "" {
+				return usagef(c, "%s is a path: record a served directory with --serve DIR, or give a full URL", u)
+			}
+			u = origin + u
+		}
+		urls = append(urls, u)
+	}
+	f.bf.recordHAR = dst
+	b, err := f.bf.open(ctx, cli, o)
+	if err != nil {
+		return err
+	}
+	pages, visitErr := f.visit(ctx, cli, b, urls)
+	// Closing the session writes the recording.
+	b.surf.Close()
+	closeErr := b.sess.Close()
+	b.sb.Close()
+	if err := errors.Join(visitErr, closeErr); err != nil {
+		if closeErr == nil {
+			return fmt.Errorf("%w (what was recorded until then is in %s)", err, f.har)
+		}
+		return err
+	}
+	return f.printRecording(cli, dst, pages)
+}
+
+// visit visits urls in turn, printing each, until one fails.
+func (f *recordFlags) visit(ctx context.Context, cli *CLI, b *browser, urls []string) ([]recordedPage, error) {
+	var pages []recordedPage
+	for _, u := range urls {
+		if err := b.checkURL(u); err != nil {
+			return pages, err
+		}
+		res, err := b.surf.VisitURL(ctx, u)
+		if err != nil {
+			if ctx.Err() != nil {
+				return pages, ctx.Err()
+			}
+			return pages, toolError(err)
+		}
+		v := recordedPage{URL: u}
+		if obs := res.Observation; obs != nil {
+			v.URL, v.Title = obs.URL, obs.Title
+			v.Blocked = append(v.Blocked, obs.Blocked.Navigations...)
+			if n := obs.Blocked.Requests; n > 0 {
+				v.Blocked = append(v.Blocked, fmt.Sprintf("%d subresource requests (hosts %s)", n, strings.Join(obs.Blocked.Hosts, ", ")))
+			}
+		}
+		pages = append(pages, v)
+		if !f.json {
+			fmt.Fprintf(cli.Stdout, "recorded %s %q\n", v.URL, v.Title)
+			for _, bl := range v.Blocked {
+				fmt.Fprintf(cli.Stdout, "  blocked: %s\n", bl)
+			}
+		}
+	}
+	return pages, nil
+}
+
+// printRecording prints what the recording at dst holds.
+func (f *recordFlags) printRecording(cli *CLI, dst string, pages []recordedPage) error {
+	info, err := sandbox.InspectHAR(dst)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(cli.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			HAR     string         `json:"har"`
+			Pages   []recordedPage `json:"pages"`
+			Entries int            `json:"entries"`
+			Origins []string       `json:"origins"`
+			Comment string         `json:"comment,omitempty"`
+		}{dst, pages, info.Entries, info.Origins, info.Comment})
+	}
+	size := int64(0)
+	if fi, err := os.Stat(dst); err == nil {
+		size = fi.Size()
+	}
+	fmt.Fprintf(cli.Stdout, "wrote %s: %d responses from %s (%s)\n", f.har, info.Entries, strings.Join(info.Origins, ", "), harSize(size))
+	if info.Comment != "" {
+		fmt.Fprintf(cli.Stdout, "note: %s\n", info.Comment)
+	}
+	return nil
 }
 
 // harSiteServer is a directory served on loopback for recording.
