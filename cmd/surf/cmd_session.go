@@ -12,10 +12,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/internal/termsafe"
+	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -35,11 +37,8 @@ only this user may connect). It exits after --idle without a command
 Exit codes: 0 done; 1 the action failed (no such element, denied, no
 session open); 2 bad usage.`
 
-func init() {
-	open := &command{
-		name:    "open",
-		summary: "start (or reuse) a background browser session and open a URL in it",
-		usage: `Usage: surf open [URL] [--session NAME] [--idle DURATION] [flags]
+// openUsage is the usage text of surf open.
+const openUsage = `Usage: surf open [URL] [--session NAME] [--idle DURATION] [flags]
 
 Starts a background session daemon with its own sandboxed browser, or
 reuses the one already running under that name, opens URL and prints the
@@ -66,85 +65,10 @@ Example:
   surf open http://127.0.0.1:8080/ --allow 127.0.0.1
   surf type 4 "harbour"
   surf click 7
-  surf close`,
-	}
-	open.run = func(ctx context.Context, cli *CLI, args []string) error {
-		c := open
-		fs := newFlags(c)
-		name := addSessionFlag(fs, cli)
-		idle := fs.Duration("idle", 0, "")
-		asJSON := fs.Bool("json", false, "")
-		bf := addBrowserFlags(fs)
-		bf.state = addStateFlags(fs)
-		if err := parseFlags(c, fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() > 1 {
-			return usagef(c, "open takes at most one URL")
-		}
-		if *idle < 0 {
-			return usagef(c, "--idle must not be negative")
-		}
-		url := fs.Arg(0)
-		flags := sessionFlagArgs(fs, nil)
-		p, err := sessionPaths(cli, *name)
-		if err != nil {
-			return err
-		}
-		// Check what can be checked before a browser starts: the policy
-		// flags, the uploads directory and, for a new session, the URL
-		// under its policy. A running session checks the URL itself.
-		pol, err := bf.pol.policy(cli.Getenv)
-		if err != nil {
-			return err
-		}
-		if _, err := bf.state.file(cli.Getenv); err != nil {
-			return err
-		}
-		if bf.uploads != "" {
-			if fi, err := os.Stat(bf.uploads); err != nil || !fi.IsDir() {
-				return withHint(fmt.Errorf("--uploads %s is not a directory", bf.uploads), "create it and put the files the agent may upload in it")
-			}
-		}
-		conn, err := daemon.Dial(ctx, p.Socket)
-		started := false
-		if errors.Is(err, daemon.ErrNoDaemon) {
-			if url != "" {
-				if err := (&browser{pol: pol, bf: bf}).checkURL(url); err != nil {
-					return err
-				}
-			}
-			conn, started, err = connectOrStart(ctx, p, flags)
-		}
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		if !started && len(flags) > 0 {
-			if err := checkSameFlags(ctx, conn, *name, flags); err != nil {
-				return err
-			}
-		}
-		a, _ := json.Marshal(map[string]string{"url": url})
-		resp, err := conn.Call(ctx, daemon.Request{Tool: reqOpen, Args: a})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return printJSON(cli, *name, "open", resp)
-		}
-		if !resp.OK {
-			return responseError(resp)
-		}
-		printText(cli, resp.Text)
-		return nil
-	}
-	register(open)
+  surf close`
 
-	closeCmd := &command{
-		name:    "close",
-		summary: "close a background session: its browser and daemon",
-		usage: `Usage: surf close [--session NAME | --all]
+// closeUsage is the usage text of surf close.
+const closeUsage = `Usage: surf close [--session NAME | --all]
 
 Closes the session's browser, stops its daemon and removes its socket.
 Closing a session that is not open is not an error.
@@ -154,48 +78,164 @@ Flags:
   --all               close every open session
 
 Example:
-  surf close`,
+  surf close`
+
+func init() {
+	open := &command{
+		name:    "open",
+		summary: "start (or reuse) a background browser session and open a URL in it",
+		usage:   openUsage,
 	}
-	closeCmd.run = func(ctx context.Context, cli *CLI, args []string) error {
-		c := closeCmd
-		fs := newFlags(c)
-		name := addSessionFlag(fs, cli)
-		all := fs.Bool("all", false, "")
-		if err := parseFlags(c, fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() != 0 {
-			return usagef(c, "close takes no arguments")
-		}
-		if *all && fs.Changed("session") {
-			return usagef(c, "--all and --session do not go together")
-		}
-		names := []string{*name}
-		if *all {
-			dir := daemon.RuntimeDir(cli.Getenv)
-			if err := daemon.EnsureDir(dir); err != nil {
-				return err
-			}
-			socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
-			names = names[:0]
-			for _, s := range socks {
-				names = append(names, strings.TrimSuffix(filepath.Base(s), ".sock"))
-			}
-			sort.Strings(names)
-		}
-		var errs []error
-		for _, n := range names {
-			if err := closeSession(ctx, cli, n); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
+	open.run = func(ctx context.Context, cli *CLI, args []string) error { return runOpen(ctx, cli, open, args) }
+	register(open)
+
+	closeCmd := &command{
+		name:    "close",
+		summary: "close a background session: its browser and daemon",
+		usage:   closeUsage,
 	}
+	closeCmd.run = func(ctx context.Context, cli *CLI, args []string) error { return runClose(ctx, cli, closeCmd, args) }
 	register(closeCmd)
 
 	for _, a := range sessionActions {
 		registerAction(a)
 	}
+}
+
+// openFlags are surf open's flags and URL.
+type openFlags struct {
+	name  string
+	idle  time.Duration
+	json  bool
+	bf    *browserFlags
+	url   string
+	flags []string // the session's flags, as given
+}
+
+func parseOpenFlags(c *command, cli *CLI, args []string) (*openFlags, error) {
+	fs := newFlags(c)
+	f := &openFlags{}
+	name := addSessionFlag(fs, cli)
+	fs.DurationVar(&f.idle, "idle", 0, "")
+	fs.BoolVar(&f.json, "json", false, "")
+	f.bf = addBrowserFlags(fs)
+	f.bf.state = addStateFlags(fs)
+	if err := parseFlags(c, fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 1 {
+		return nil, usagef(c, "open takes at most one URL")
+	}
+	if f.idle < 0 {
+		return nil, usagef(c, "--idle must not be negative")
+	}
+	f.name, f.url = *name, fs.Arg(0)
+	f.flags = sessionFlagArgs(fs, nil)
+	return f, nil
+}
+
+// check checks what can be checked before a browser starts: the policy
+// flags, the state file and the uploads directory. It returns the policy.
+func (f *openFlags) check(cli *CLI) (*policy.Policy, error) {
+	pol, err := f.bf.pol.policy(cli.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.bf.state.file(cli.Getenv); err != nil {
+		return nil, err
+	}
+	if f.bf.uploads != "" {
+		if fi, err := os.Stat(f.bf.uploads); err != nil || !fi.IsDir() {
+			return nil, withHint(fmt.Errorf("--uploads %s is not a directory", f.bf.uploads), "create it and put the files the agent may upload in it")
+		}
+	}
+	return pol, nil
+}
+
+// runOpen is surf open.
+func runOpen(ctx context.Context, cli *CLI, c *command, args []string) error {
+	f, err := parseOpenFlags(c, cli, args)
+	if err != nil {
+		return err
+	}
+	p, err := sessionPaths(cli, f.name)
+	if err != nil {
+		return err
+	}
+	// For a new session, the URL is checked under its policy here; a
+	// running session checks the URL itself.
+	pol, err := f.check(cli)
+	if err != nil {
+		return err
+	}
+	conn, err := daemon.Dial(ctx, p.Socket)
+	started := false
+	if errors.Is(err, daemon.ErrNoDaemon) {
+		if f.url != "" {
+			if err := (&browser{pol: pol, bf: f.bf}).checkURL(f.url); err != nil {
+				return err
+			}
+		}
+		conn, started, err = connectOrStart(ctx, p, f.flags)
+	}
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if !started && len(f.flags) > 0 {
+		if err := checkSameFlags(ctx, conn, f.name, f.flags); err != nil {
+			return err
+		}
+	}
+	a, _ := json.Marshal(map[string]string{"url": f.url})
+	resp, err := conn.Call(ctx, daemon.Request{Tool: reqOpen, Args: a})
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(cli, f.name, "open", resp)
+	}
+	if !resp.OK {
+		return responseError(resp)
+	}
+	printText(cli, resp.Text)
+	return nil
+}
+
+// runClose is surf close.
+func runClose(ctx context.Context, cli *CLI, c *command, args []string) error {
+	fs := newFlags(c)
+	name := addSessionFlag(fs, cli)
+	all := fs.Bool("all", false, "")
+	if err := parseFlags(c, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef(c, "close takes no arguments")
+	}
+	if *all && fs.Changed("session") {
+		return usagef(c, "--all and --session do not go together")
+	}
+	names := []string{*name}
+	if *all {
+		dir := daemon.RuntimeDir(cli.Getenv)
+		if err := daemon.EnsureDir(dir); err != nil {
+			return err
+		}
+		socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
+		names = names[:0]
+		for _, s := range socks {
+			names = append(names, strings.TrimSuffix(filepath.Base(s), ".sock"))
+		}
+		sort.Strings(names)
+	}
+	var errs []error
+	for _, n := range names {
+		if err := closeSession(ctx, cli, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // closeSession closes one session and waits for its daemon to exit. A
