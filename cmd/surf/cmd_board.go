@@ -945,54 +945,58 @@ func boardWatch(ctx context.Context, cli *CLI, c *command, args []string) error 
 	if err != nil {
 		return err
 	}
-	recs := map[string]board.Record{}
+	w := &boardWatcher{cli: cli, recs: map[string]board.Record{}, json: *asJSON,
+		tty: isTerminal(cli.Stdout) && !*asJSON, enc: json.NewEncoder(cli.Stdout)}
 	for _, r := range all {
-		recs[r.Task.ID] = r
+		w.recs[r.Task.ID] = r
 	}
-	if *asJSON {
-		enc := json.NewEncoder(cli.Stdout)
-		for _, r := range all {
-			if err := enc.Encode(watchEvent{Record: r, Initial: true}); err != nil {
-				return err
-			}
-		}
-		if *once {
-			return nil
-		}
-	}
-	tty := isTerminal(cli.Stdout) && !*asJSON
-	lines := 0 // lines of the table on screen, on a terminal
-	draw := func() {
-		var buf bytes.Buffer
-		printWatch(&buf, recs, time.Now(), termWidth(cli.Stdout))
-		if tty && lines > 0 {
-			fmt.Fprintf(cli.Stdout, "\033[%dA\033[J", lines)
-		}
-		lines = bytes.Count(buf.Bytes(), []byte("\n"))
-		cli.Stdout.Write(buf.Bytes())
-	}
-	if !*asJSON {
-		draw()
-	}
-	if *once {
-		return nil
+	if err := w.initial(all); err != nil || *once {
+		return err
 	}
 	var tick <-chan time.Time
-	if tty {
+	if w.tty {
 		// the running times move on even when the board does not
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		tick = t.C
 	}
+	events, errc, stop := relayWatch(ctx, b)
+	defer stop() // the watcher is done with the board before it closes
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			for _, r := range w.recs {
+				if r.State == board.Running {
+					w.draw()
+					break
+				}
+			}
+		case ev, ok := <-events:
+			if !ok {
+				select {
+				case err := <-errc:
+					return err
+				default:
+					return nil
+				}
+			}
+			if err := w.apply(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// relayWatch relays b's events on a channel, closed when the watch ends;
+// its error, if any, is on errc first. stop ends the watch and waits for
+// it to let go of the board.
+func relayWatch(ctx context.Context, b *board.Board) (<-chan board.Event, <-chan error, func()) {
 	events := make(chan board.Event)
 	errc := make(chan error, 1)
 	wctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan struct{})
-	defer func() {
-		// the watcher is done with the board before it closes
-		cancel()
-		<-stopped
-	}()
 	go func() {
 		defer close(stopped)
 		defer close(events)
@@ -1008,45 +1012,63 @@ func boardWatch(ctx context.Context, cli *CLI, c *command, args []string) error 
 			}
 		}
 	}()
-	enc := json.NewEncoder(cli.Stdout)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick:
-			for _, r := range recs {
-				if r.State == board.Running {
-					draw()
-					break
-				}
-			}
-		case ev, ok := <-events:
-			if !ok {
-				select {
-				case err := <-errc:
-					return err
-				default:
-					return nil
-				}
-			}
-			r := ev.Record
-			old, seen := recs[r.Task.ID]
-			if seen && old.Revision >= r.Revision {
-				continue // the snapshot had it already
-			}
-			recs[r.Task.ID] = r
-			switch {
-			case *asJSON:
-				if err := enc.Encode(watchEvent{Record: r, Initial: ev.Initial && !seen}); err != nil {
-					return err
-				}
-			case tty:
-				draw()
-			default:
-				fmt.Fprintln(cli.Stdout, termsafe.String(changeLine(r, time.Now())))
-			}
+	return events, errc, func() {
+		cancel()
+		<-stopped
+	}
+}
+
+// boardWatcher prints the board as surf board watch does: JSON events,
+// a table redrawn on a terminal, or a line per change.
+type boardWatcher struct {
+	cli       *CLI
+	recs      map[string]board.Record
+	json, tty bool
+	lines     int // lines of the table on screen, on a terminal
+	enc       *json.Encoder
+}
+
+// initial prints the board as it is.
+func (w *boardWatcher) initial(all []board.Record) error {
+	if !w.json {
+		w.draw()
+		return nil
+	}
+	for _, r := range all {
+		if err := w.enc.Encode(watchEvent{Record: r, Initial: true}); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+func (w *boardWatcher) draw() {
+	var buf bytes.Buffer
+	printWatch(&buf, w.recs, time.Now(), termWidth(w.cli.Stdout))
+	if w.tty && w.lines > 0 {
+		fmt.Fprintf(w.cli.Stdout, "\033[%dA\033[J", w.lines)
+	}
+	w.lines = bytes.Count(buf.Bytes(), []byte("\n"))
+	w.cli.Stdout.Write(buf.Bytes())
+}
+
+// apply takes in one event and prints it.
+func (w *boardWatcher) apply(ev board.Event) error {
+	r := ev.Record
+	old, seen := w.recs[r.Task.ID]
+	if seen && old.Revision >= r.Revision {
+		return nil // the snapshot had it already
+	}
+	w.recs[r.Task.ID] = r
+	switch {
+	case w.json:
+		return w.enc.Encode(watchEvent{Record: r, Initial: ev.Initial && !seen})
+	case w.tty:
+		w.draw()
+	default:
+		fmt.Fprintln(w.cli.Stdout, termsafe.String(changeLine(r, time.Now())))
+	}
+	return nil
 }
 
 // changeLine is one change as watch prints it off a terminal.
