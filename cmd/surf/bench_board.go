@@ -85,49 +85,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	if err != nil {
 		return err
 	}
-	byName := map[string]*bench.Scenario{}
-	var allow []policy.HostRule
-	for _, sc := range scens {
-		byName[sc.Name()] = sc
-		r, err := policy.ParseHostRule(strings.TrimPrefix(sc.Origin(), "http://"))
-		if err != nil {
-			return err
-		}
-		allow = append(allow, r)
-	}
-	// The workers' policy: every scenario's site; each task narrows it to
-	// its own.
-	base, err := policy.New(policy.Config{Allow: allow})
-	if err != nil {
-		return err
-	}
-	sbCfg, err := bf.sandboxConfig(cli, base)
-	if err != nil {
-		return err
-	}
-	scenarioOf := func(t board.Task) *bench.Scenario { return byName[t.Labels["scenario"]] }
-	runner, err := worker.New(ctx, worker.Config{
-		Sandbox:   sbCfg,
-		Policy:    base,
-		MaxActive: *maxActive,
-		SessionFor: func(t board.Task) sandbox.SessionConfig {
-			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).Dir(), "site.har")}
-		},
-		SurfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
-			if sc := scenarioOf(t); sc.Search != "" {
-				cfg.SearchURL = sc.Origin() + sc.Search
-			}
-			return cfg
-		},
-		ModelFor: func(t board.Task) (websurfer.Model, string, error) {
-			m, err := llm.New(ctx, llm.Config{Model: "replay-model", MaxRetries: -1, Replay: filepath.Join(scenarioOf(t).Dir(), "model.json")})
-			if err != nil {
-				return nil, "", err
-			}
-			return bench.SlowModel{M: m, Delay: *delay}, "replay-model", nil
-		},
-		Logger: cli.Logger,
-	})
+	runner, err := benchBoardRunner(ctx, cli, bf, scens, *delay, *maxActive)
 	if err != nil {
 		return err
 	}
@@ -150,15 +108,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		}
 	}
 	if !*asJSON {
-		fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", *nTasks, len(scens), *delay, runner.MaxActive())
-		fmt.Fprintf(cli.Stdout, "%7s  %5s  %6s  %8s  %9s  %7s  %14s  %12s\n", "workers", "done", "failed", "wall", "tasks/min", "speedup", "overhead p50/p95", "run p50")
-		for _, r := range results {
-			fmt.Fprintf(cli.Stdout, "%7d  %5d  %6d  %7.1fs  %9.1f  %6.2fx  %6.1f/%-6.1fms  %10.0fms\n", r.Workers, r.Done, r.Failed,
-				float64(r.WallMS)/1000, r.TasksPerMin, r.Speedup, r.OverheadP50MS, r.OverheadP95MS, r.RunP50MS)
-			for _, e := range r.Errors {
-				fmt.Fprintf(cli.Stdout, "         failed: %s\n", e)
-			}
-		}
+		printBoardBench(cli, results, *nTasks, len(scens), *delay, runner.MaxActive())
 	}
 	for _, r := range results {
 		if r.Failed > 0 {
@@ -166,4 +116,66 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		}
 	}
 	return nil
+}
+
+// benchBoardRunner is the task runner of surf bench board: a browser
+// whose policy allows every scenario's site, each task replaying its
+// scenario's pages and model.
+func benchBoardRunner(ctx context.Context, cli *CLI, bf *browserFlags, scens []*bench.Scenario, delay time.Duration, maxActive int) (*worker.Worker, error) {
+	byName := map[string]*bench.Scenario{}
+	var allow []policy.HostRule
+	for _, sc := range scens {
+		byName[sc.Name()] = sc
+		r, err := policy.ParseHostRule(strings.TrimPrefix(sc.Origin(), "http://"))
+		if err != nil {
+			return nil, err
+		}
+		allow = append(allow, r)
+	}
+	// The workers' policy: every scenario's site; each task narrows it to
+	// its own.
+	base, err := policy.New(policy.Config{Allow: allow})
+	if err != nil {
+		return nil, err
+	}
+	sbCfg, err := bf.sandboxConfig(cli, base)
+	if err != nil {
+		return nil, err
+	}
+	scenarioOf := func(t board.Task) *bench.Scenario { return byName[t.Labels["scenario"]] }
+	return worker.New(ctx, worker.Config{
+		Sandbox:   sbCfg,
+		Policy:    base,
+		MaxActive: maxActive,
+		SessionFor: func(t board.Task) sandbox.SessionConfig {
+			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).Dir(), "site.har")}
+		},
+		SurfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
+			if sc := scenarioOf(t); sc.Search != "" {
+				cfg.SearchURL = sc.Origin() + sc.Search
+			}
+			return cfg
+		},
+		ModelFor: func(t board.Task) (websurfer.Model, string, error) {
+			m, err := llm.New(ctx, llm.Config{Model: "replay-model", MaxRetries: -1, Replay: filepath.Join(scenarioOf(t).Dir(), "model.json")})
+			if err != nil {
+				return nil, "", err
+			}
+			return bench.SlowModel{M: m, Delay: delay}, "replay-model", nil
+		},
+		Logger: cli.Logger,
+	})
+}
+
+// printBoardBench prints surf bench board's table.
+func printBoardBench(cli *CLI, results []bench.BoardResult, nTasks, nScens int, delay time.Duration, maxActive int) {
+	fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", nTasks, nScens, delay, maxActive)
+	fmt.Fprintf(cli.Stdout, "%7s  %5s  %6s  %8s  %9s  %7s  %14s  %12s\n", "workers", "done", "failed", "wall", "tasks/min", "speedup", "overhead p50/p95", "run p50")
+	for _, r := range results {
+		fmt.Fprintf(cli.Stdout, "%7d  %5d  %6d  %7.1fs  %9.1f  %6.2fx  %6.1f/%-6.1fms  %10.0fms\n", r.Workers, r.Done, r.Failed,
+			float64(r.WallMS)/1000, r.TasksPerMin, r.Speedup, r.OverheadP50MS, r.OverheadP95MS, r.RunP50MS)
+		for _, e := range r.Errors {
+			fmt.Fprintf(cli.Stdout, "         failed: %s\n", e)
+		}
+	}
 }
