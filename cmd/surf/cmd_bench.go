@@ -13,11 +13,8 @@ import (
 	"github.com/surfkit/surf/cmd/surf/internal/bench"
 )
 
-func init() {
-	c := &command{
-		name:    "bench",
-		summary: "measure observation speed and size, the server under concurrent sessions, the board, or actions against Playwright MCP",
-		usage: `Usage: surf bench observe --corpus DIR [--rounds N] [--json] [flags]
+// benchUsage is the usage text of surf bench.
+const benchUsage = `Usage: surf bench observe --corpus DIR [--rounds N] [--json] [flags]
        surf bench sessions [--n 1,4,8,16,64] [--cycles N] [--json]
 
 Serves DIR on loopback (each subfolder with an index.html is a page; every
@@ -41,7 +38,13 @@ Example:
 
 ` + benchBoardUsage + `
 
-` + benchActionsUsage,
+` + benchActionsUsage
+
+func init() {
+	c := &command{
+		name:    "bench",
+		summary: "measure observation speed and size, the server under concurrent sessions, the board, or actions against Playwright MCP",
+		usage:   benchUsage,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		if len(args) > 0 && args[0] == "sessions" {
@@ -56,79 +59,100 @@ Example:
 		if len(args) == 0 || args[0] != "observe" {
 			return usagef(c, "bench needs a subcommand: observe, sessions, board or actions")
 		}
-		fs := newFlags(c)
-		corpus := fs.String("corpus", "", "")
-		rounds := fs.Int("rounds", 3, "")
-		asJSON := fs.Bool("json", false, "")
-		phases := fs.Bool("phases", false, "")
-		cpuprofile := fs.String("cpuprofile", "", "")
-		bf := addBrowserFlags(fs)
-		if err := parseFlags(c, fs, args[1:]); err != nil {
-			return err
-		}
-		if *corpus == "" {
-			return usagef(c, "--corpus DIR is required")
-		}
-		if *rounds < 1 || *rounds > 100 {
-			return usagef(c, "--rounds must be 1 to 100")
-		}
-		pages, err := bench.CorpusPages(*corpus)
-		if err != nil {
-			return err
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		srv := httptest.NewUnstartedServer(http.FileServer(http.Dir(*corpus)))
-		srv.Listener.Close()
-		srv.Listener = ln
-		srv.Start()
-		defer srv.Close()
-		base, err := originPolicy(ln.Addr().String())
-		if err != nil {
-			return err
-		}
-		b, err := bf.open(ctx, cli, openOptions{base: base})
-		if err != nil {
-			return err
-		}
-		defer b.Close()
-
-		if *cpuprofile != "" {
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
-		}
-		res, err := bench.Observe(ctx, b.surf, bench.ObserveConfig{
-			Base: srv.URL, Pages: pages, Rounds: *rounds,
-			Skipped: func(name string, err error) { fmt.Fprintf(cli.Stderr, "surf: skipping %s: %v\n", name, err) },
-			Page: func(p bench.ObservePage) {
-				if !*asJSON {
-					fmt.Fprintf(cli.Stderr, "%-40s observe %6.1f ms  raw %6.1f ms  ratio %4.2f  again %6.1f ms  tokens %5d\n", p.Name, p.ObserveMSP50, p.RawMSP50, p.RatioP50, p.AgainMS, p.Tokens)
-				}
-			},
-		})
-		if err != nil {
-			return err
-		}
-		if *phases {
-			for _, k := range []string{"screenshot", "decode", "snapshot", "ax", "draw+encode"} {
-				fmt.Fprintf(cli.Stderr, "phase %-18s p50 %6.1f ms  p90 %6.1f ms\n", k, bench.Pct(res.Phases[k], 50), bench.Pct(res.Phases[k], 90))
-			}
-		}
-		if *asJSON {
-			return json.NewEncoder(cli.Stdout).Encode(res)
-		}
-		fmt.Fprintf(cli.Stdout, "pages %d, %d rounds each\nobserve  p50 %.1f ms  p90 %.1f ms\nraw      p50 %.1f ms  p90 %.1f ms\nobserve/raw p50 %.2f\ntokens   p50 %d  p90 %d  max %d\nagain    p50 %.1f ms  again/observe p50 %.2f  (%d of %d pages handed out unchanged)\n",
-			res.Pages, res.Rounds, res.ObserveMSP50, res.ObserveMSP90, res.RawMSP50, res.RawMSP90, res.RatioP50, res.TokensP50, res.TokensP90, res.TokensMax, res.AgainMSP50, res.AgainRatioP50, res.AgainReused, res.Pages)
-		return nil
+		return benchObserve(ctx, cli, c, args[1:])
 	}
 	register(c)
+}
+
+// benchObserve is surf bench observe.
+func benchObserve(ctx context.Context, cli *CLI, c *command, args []string) error {
+	fs := newFlags(c)
+	corpus := fs.String("corpus", "", "")
+	rounds := fs.Int("rounds", 3, "")
+	asJSON := fs.Bool("json", false, "")
+	phases := fs.Bool("phases", false, "")
+	cpuprofile := fs.String("cpuprofile", "", "")
+	bf := addBrowserFlags(fs)
+	if err := parseFlags(c, fs, args); err != nil {
+		return err
+	}
+	if *corpus == "" {
+		return usagef(c, "--corpus DIR is required")
+	}
+	if *rounds < 1 || *rounds > 100 {
+		return usagef(c, "--rounds must be 1 to 100")
+	}
+	pages, err := bench.CorpusPages(*corpus)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := httptest.NewUnstartedServer(http.FileServer(http.Dir(*corpus)))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+	base, err := originPolicy(ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	b, err := bf.open(ctx, cli, openOptions{base: base})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	res, err := bench.Observe(ctx, b.surf, bench.ObserveConfig{
+		Base: srv.URL, Pages: pages, Rounds: *rounds,
+		Skipped: func(name string, err error) { fmt.Fprintf(cli.Stderr, "surf: skipping %s: %v\n", name, err) },
+		Page: func(p bench.ObservePage) {
+			if !*asJSON {
+				fmt.Fprintf(cli.Stderr, "%-40s observe %6.1f ms  raw %6.1f ms  ratio %4.2f  again %6.1f ms  tokens %5d\n", p.Name, p.ObserveMSP50, p.RawMSP50, p.RatioP50, p.AgainMS, p.Tokens)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return printObserveBench(cli, res, *phases, *asJSON)
+}
+
+// startCPUProfile writes surf's CPU profile to path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// printObserveBench prints surf bench observe's results.
+func printObserveBench(cli *CLI, res *bench.ObserveResult, phases, asJSON bool) error {
+	if phases {
+		for _, k := range []string{"screenshot", "decode", "snapshot", "ax", "draw+encode"} {
+			fmt.Fprintf(cli.Stderr, "phase %-18s p50 %6.1f ms  p90 %6.1f ms\n", k, bench.Pct(res.Phases[k], 50), bench.Pct(res.Phases[k], 90))
+		}
+	}
+	if asJSON {
+		return json.NewEncoder(cli.Stdout).Encode(res)
+	}
+	fmt.Fprintf(cli.Stdout, "pages %d, %d rounds each\nobserve  p50 %.1f ms  p90 %.1f ms\nraw      p50 %.1f ms  p90 %.1f ms\nobserve/raw p50 %.2f\ntokens   p50 %d  p90 %d  max %d\nagain    p50 %.1f ms  again/observe p50 %.2f  (%d of %d pages handed out unchanged)\n",
+		res.Pages, res.Rounds, res.ObserveMSP50, res.ObserveMSP90, res.RawMSP50, res.RawMSP90, res.RatioP50, res.TokensP50, res.TokensP90, res.TokensMax, res.AgainMSP50, res.AgainRatioP50, res.AgainReused, res.Pages)
+	return nil
 }
