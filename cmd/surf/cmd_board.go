@@ -682,25 +682,8 @@ func showRecord(out io.Writer, r board.Record, now time.Time) {
 	if t.Policy != nil {
 		line("policy", describeTaskPolicy(t.Policy))
 	}
-	var limits []string
-	if t.MaxSteps > 0 {
-		limits = append(limits, fmt.Sprintf("%d steps", t.MaxSteps))
-	}
-	if t.MaxTime > 0 {
-		limits = append(limits, time.Duration(t.MaxTime).String())
-	}
-	line("limits", strings.Join(limits, ", "))
-	if len(t.Labels) > 0 {
-		keys := make([]string, 0, len(t.Labels))
-		for k := range t.Labels {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			keys[i] = k + "=" + t.Labels[k]
-		}
-		line("labels", strings.Join(keys, ", "))
-	}
+	line("limits", taskLimits(t))
+	line("labels", taskLabels(t.Labels))
 	line("state", string(r.State))
 	line("reason", r.Reason)
 	line("worker", r.Worker)
@@ -738,6 +721,31 @@ func showRecord(out io.Writer, r board.Record, now time.Time) {
 		line("report", res.Report)
 	}
 	w.Flush()
+}
+
+// taskLimits is a task's own limits, as board show prints them.
+func taskLimits(t board.Task) string {
+	var limits []string
+	if t.MaxSteps > 0 {
+		limits = append(limits, fmt.Sprintf("%d steps", t.MaxSteps))
+	}
+	if t.MaxTime > 0 {
+		limits = append(limits, time.Duration(t.MaxTime).String())
+	}
+	return strings.Join(limits, ", ")
+}
+
+// taskLabels is labels as k=v, sorted by key.
+func taskLabels(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + labels[k]
+	}
+	return strings.Join(keys, ", ")
 }
 
 func describeTaskPolicy(p *board.Policy) string {

@@ -58,18 +58,7 @@ func showJournal(w io.Writer, entries []journal.Entry) {
 		switch e.Event {
 		case journal.KindRunStarted:
 			fmt.Fprintf(w, "task: %s\n", termsafe.String(e.Task))
-			if len(e.Config) > 0 {
-				var cfg map[string]any
-				if json.Unmarshal(e.Config, &cfg) == nil {
-					var parts []string
-					for _, k := range []string{"model", "start_url", "max_steps", "max_tokens", "max_time"} {
-						if v, ok := cfg[k]; ok && v != "" {
-							parts = append(parts, fmt.Sprintf("%s=%v", k, v))
-						}
-					}
-					fmt.Fprintf(w, "config: %s\n", strings.Join(parts, " "))
-				}
-			}
+			showConfig(w, e.Config)
 		case journal.KindObserved:
 			fmt.Fprintf(w, "\n── step %d  (+%s)\n   page   %s  %q  (%d elements, %d tokens)\n", e.Step, at, termsafe.String(e.URL), e.Title, e.Elements, e.Tokens)
 			if e.Image != "" {
@@ -89,24 +78,7 @@ func showJournal(w io.Writer, entries []journal.Entry) {
 				fmt.Fprintf(w, "   tokens %d (prompt %d, completion %d)\n", e.Usage.Total, e.Usage.Prompt, e.Usage.Completion)
 			}
 		case journal.KindGated:
-			mark := ""
-			if e.Verdict != "allow" {
-				mark = "  <<"
-			}
-			line := fmt.Sprintf("   gate   %s %s", e.Verdict, e.Tool)
-			if e.Target != "" {
-				line += " " + e.Target
-			}
-			if e.Rule != "" {
-				line += fmt.Sprintf(" (rule %s)", e.Rule)
-			}
-			if e.Approved != nil {
-				line += fmt.Sprintf(" approved=%v", *e.Approved)
-			}
-			fmt.Fprintln(w, line+mark)
-			if e.Verdict != "allow" && e.Reason != "" {
-				fmt.Fprintf(w, "          %s\n", e.Reason)
-			}
+			showGate(w, e)
 		case journal.KindActed:
 			d := time.Duration(e.Duration).Round(time.Millisecond)
 			if e.Error != "" {
@@ -131,6 +103,46 @@ func showJournal(w io.Writer, entries []journal.Entry) {
 				fmt.Fprintf(w, "error: %s\n", e.Error)
 			}
 		}
+	}
+}
+
+// showConfig prints a run's configuration, as the journal has it.
+func showConfig(w io.Writer, raw json.RawMessage) {
+	if len(raw) == 0 {
+		return
+	}
+	var cfg map[string]any
+	if json.Unmarshal(raw, &cfg) != nil {
+		return
+	}
+	var parts []string
+	for _, k := range []string{"model", "start_url", "max_steps", "max_tokens", "max_time"} {
+		if v, ok := cfg[k]; ok && v != "" {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	fmt.Fprintf(w, "config: %s\n", strings.Join(parts, " "))
+}
+
+// showGate prints a gate's verdict.
+func showGate(w io.Writer, e journal.Entry) {
+	mark := ""
+	if e.Verdict != "allow" {
+		mark = "  <<"
+	}
+	line := fmt.Sprintf("   gate   %s %s", e.Verdict, e.Tool)
+	if e.Target != "" {
+		line += " " + e.Target
+	}
+	if e.Rule != "" {
+		line += fmt.Sprintf(" (rule %s)", e.Rule)
+	}
+	if e.Approved != nil {
+		line += fmt.Sprintf(" approved=%v", *e.Approved)
+	}
+	fmt.Fprintln(w, line+mark)
+	if e.Verdict != "allow" && e.Reason != "" {
+		fmt.Fprintf(w, "          %s\n", e.Reason)
 	}
 }
 
