@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 	"gopkg.in/yaml.v3"
 
+	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/internal/termsafe"
@@ -174,19 +175,64 @@ Examples:
   surf board add "Summarize the hours" --after hours --allow example.com
   surf board add --from tasks.jsonl`
 
+// addFlags are the flags of one task given on board add's command line.
+type addFlags struct {
+	id, startURL, policyFile   string
+	allow, deny, after, labels []string
+	runAfterFailure            bool
+	maxSteps                   int
+	maxTime                    time.Duration
+}
+
+// addTaskFlagNames are the flags of addFlags, which --from excludes.
+var addTaskFlagNames = []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label"}
+
+func addAddFlags(fs *pflag.FlagSet) *addFlags {
+	f := &addFlags{}
+	fs.StringVar(&f.id, "id", "", "")
+	fs.StringVar(&f.startURL, "start-url", "", "")
+	fs.StringArrayVar(&f.allow, "allow", nil, "")
+	fs.StringArrayVar(&f.deny, "deny", nil, "")
+	fs.StringVar(&f.policyFile, "policy", "", "")
+	fs.StringArrayVar(&f.after, "after", nil, "")
+	fs.BoolVar(&f.runAfterFailure, "run-after-failure", false, "")
+	fs.IntVar(&f.maxSteps, "max-steps", 0, "")
+	fs.DurationVar(&f.maxTime, "max-time", 0, "")
+	fs.StringArrayVar(&f.labels, "label", nil, "")
+	return f
+}
+
+// task is the task the flags describe, with instruction.
+func (f *addFlags) task(c *command, instruction string) (board.Task, error) {
+	t := board.Task{ID: f.id, Instruction: instruction, StartURL: f.startURL, RunAfterFailure: f.runAfterFailure,
+		MaxSteps: f.maxSteps, MaxTime: board.Duration(f.maxTime)}
+	if strings.TrimSpace(t.Instruction) == "" {
+		return t, usagef(c, "the task is empty")
+	}
+	if f.maxSteps < 0 || f.maxTime < 0 {
+		return t, usagef(c, "--max-steps and --max-time cannot be negative")
+	}
+	for _, list := range f.after {
+		for _, d := range strings.Split(list, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				t.After = append(t.After, d)
+			}
+		}
+	}
+	var err error
+	if t.Labels, err = parseLabels(f.labels); err != nil {
+		return t, usagef(c, "%v", err)
+	}
+	if t.Policy, err = taskPolicy(f.policyFile, f.allow, f.deny); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
 func boardAdd(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
 	bf := addBoardFlags(fs)
-	id := fs.String("id", "", "")
-	startURL := fs.String("start-url", "", "")
-	allow := fs.StringArray("allow", nil, "")
-	deny := fs.StringArray("deny", nil, "")
-	policyFile := fs.String("policy", "", "")
-	after := fs.StringArray("after", nil, "")
-	runAfterFailure := fs.Bool("run-after-failure", false, "")
-	maxSteps := fs.Int("max-steps", 0, "")
-	maxTime := fs.Duration("max-time", 0, "")
-	labels := fs.StringArray("label", nil, "")
+	af := addAddFlags(fs)
 	from := fs.String("from", "", "")
 	asJSON := fs.Bool("json", false, "")
 	if err := parseFlags(c, fs, args); err != nil {
@@ -195,7 +241,7 @@ func boardAdd(ctx context.Context, cli *CLI, c *command, args []string) error {
 	var tasks []board.Task
 	var lines []int // the line of each task of a --from file
 	if fs.Changed("from") {
-		for _, name := range []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label"} {
+		for _, name := range addTaskFlagNames {
 			if fs.Changed(name) {
 				return usagef(c, "--%s is for one task given on the command line; with --from, each line of the file holds its task's fields", name)
 			}
@@ -219,26 +265,8 @@ func boardAdd(ctx context.Context, cli *CLI, c *command, args []string) error {
 			return &usageError{cmd: c, msg: fmt.Sprintf("add takes one task, got %d arguments", fs.NArg()),
 				hint: `quote the task: surf board add "find the opening hours"`}
 		}
-		t := board.Task{ID: *id, Instruction: fs.Arg(0), StartURL: *startURL, RunAfterFailure: *runAfterFailure,
-			MaxSteps: *maxSteps, MaxTime: board.Duration(*maxTime)}
-		if strings.TrimSpace(t.Instruction) == "" {
-			return usagef(c, "the task is empty")
-		}
-		if *maxSteps < 0 || *maxTime < 0 {
-			return usagef(c, "--max-steps and --max-time cannot be negative")
-		}
-		for _, list := range *after {
-			for _, d := range strings.Split(list, ",") {
-				if d = strings.TrimSpace(d); d != "" {
-					t.After = append(t.After, d)
-				}
-			}
-		}
-		var err error
-		if t.Labels, err = parseLabels(*labels); err != nil {
-			return usagef(c, "%v", err)
-		}
-		if t.Policy, err = taskPolicy(*policyFile, *allow, *deny); err != nil {
+		t, err := af.task(c, fs.Arg(0))
+		if err != nil {
 			return err
 		}
 		tasks = []board.Task{t}
