@@ -8,20 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
-	"path/filepath"
-	"time"
 
+	"github.com/surfkit/surf/internal/login"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
-	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
-func init() {
-	c := &command{
-		name:    "login",
-		summary: "log in by hand in a browser window and save the session to a state file",
-		usage: `Usage: surf login URL --state FILE [--headless] [flags]
+// loginUsage is the usage text of surf login.
+const loginUsage = `Usage: surf login URL --state FILE [--headless] [flags]
 
 Opens URL in a browser window for you to log in by hand, then saves the
 session's cookies and local storage to FILE (Playwright's storage-state
@@ -61,76 +55,101 @@ Exit codes: 0 saved; 1 not saved (an error, or the browser went away);
 Examples:
   surf login https://mail.example.com/ --state mail.json --state-identity key.txt
   surf run "list today's unread mail" --state mail.json --state-identity key.txt --allow mail.example.com
-  surf login "http://127.0.0.1:8080/magic?token=..." --state dev.json --headless`,
+  surf login "http://127.0.0.1:8080/magic?token=..." --state dev.json --headless`
+
+func init() {
+	c := &command{
+		name:    "login",
+		summary: "log in by hand in a browser window and save the session to a state file",
+		usage:   loginUsage,
 	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) error {
-		fs := newFlags(c)
-		headless := fs.Bool("headless", false, "")
-		asJSON := fs.Bool("json", false, "")
-		sf := addStateFlags(fs)
-		bf := addSandboxFlags(fs)
-		bf.pol = addPolicyFlags(fs)
-		if err := parseFlags(c, fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() != 1 {
-			return usagef(c, "login takes one URL")
-		}
-		if sf.path == "" {
-			return usagef(c, "login needs --state FILE: where to save the login")
-		}
-		raw := fs.Arg(0)
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usagef(c, "%q is not an http(s) URL", raw)
-		}
-		state, err := sf.file(cli.Getenv)
-		if err != nil {
-			return err
-		}
-		if !*headless && cli.Getenv("DISPLAY") == "" && cli.Getenv("WAYLAND_DISPLAY") == "" {
-			return withHint(errors.New("there is no display for the login window ($DISPLAY and $WAYLAND_DISPLAY are empty)"),
-				"run 'surf login' on a machine with a display and copy the state file here (encrypt it: --state-identity or --state-passphrase-file)\n"+
-					"or log in over 'ssh -X', or run Xvfb with a VNC server and log in through VNC\n"+
-					"or, for a URL that logs in by itself (a magic link), add --headless")
-		}
-		pol, err := loginPolicy(cli, bf.pol, u)
-		if err != nil {
-			return err
-		}
-		bf.headful = !*headless
-		l := &login{cli: cli, bf: bf, pol: pol, state: state, headless: *headless}
-		sum, err := l.run(ctx, raw)
-		if err != nil {
-			return err
-		}
-		sum.Path = state.Path
-		if *asJSON {
-			enc := json.NewEncoder(cli.Stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(sum)
-		}
-		fmt.Fprintf(cli.Stdout, "saved %s: %s\n", state.Path, describeSummary(sum))
-		return nil
-	}
+	c.run = func(ctx context.Context, cli *CLI, args []string) error { return runLogin(ctx, cli, c, args) }
 	register(c)
+}
+
+// noDisplayHint is what to do when surf login has no display for its
+// window.
+const noDisplayHint = "run 'surf login' on a machine with a display and copy the state file here (encrypt it: --state-identity or --state-passphrase-file)\n" +
+	"or log in over 'ssh -X', or run Xvfb with a VNC server and log in through VNC\n" +
+	"or, for a URL that logs in by itself (a magic link), add --headless"
+
+// runLogin is surf login.
+func runLogin(ctx context.Context, cli *CLI, c *command, args []string) error {
+	fs := newFlags(c)
+	headless := fs.Bool("headless", false, "")
+	asJSON := fs.Bool("json", false, "")
+	sf := addStateFlags(fs)
+	bf := addSandboxFlags(fs)
+	bf.pol = addPolicyFlags(fs)
+	if err := parseFlags(c, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef(c, "login takes one URL")
+	}
+	if sf.path == "" {
+		return usagef(c, "login needs --state FILE: where to save the login")
+	}
+	raw := fs.Arg(0)
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef(c, "%q is not an http(s) URL", raw)
+	}
+	state, err := sf.file(cli.Getenv)
+	if err != nil {
+		return err
+	}
+	if !*headless && cli.Getenv("DISPLAY") == "" && cli.Getenv("WAYLAND_DISPLAY") == "" {
+		return withHint(errors.New("there is no display for the login window ($DISPLAY and $WAYLAND_DISPLAY are empty)"), noDisplayHint)
+	}
+	pol, err := loginPolicy(cli, bf.pol, u)
+	if err != nil {
+		return err
+	}
+	bf.headful = !*headless
+	sum, err := runLoginFlow(ctx, cli, bf, pol, state, *headless, raw)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(cli.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	fmt.Fprintf(cli.Stdout, "saved %s: %s\n", state.Path, describeSummary(sum))
+	return nil
+}
+
+// runLoginFlow runs login.Run, prompting on stderr and reading Enter
+// from stdin.
+func runLoginFlow(ctx context.Context, cli *CLI, bf *browserFlags, pol *policy.Policy, state sandbox.StateFile, headless bool, raw string) (sandbox.StateSummary, error) {
+	sbCfg, err := bf.sandboxConfig(cli, pol)
+	if err != nil {
+		return sandbox.StateSummary{}, err
+	}
+	sum, err := login.Run(ctx, login.Config{
+		Sandbox: sbCfg,
+		State:   state,
+		Done:    enterPressed(cli.Stdin, headless),
+		Opened: func(title, url string) {
+			if headless {
+				fmt.Fprintf(cli.Stderr, "surf: the page is %q (%s); press Enter to save the state (or end stdin; Ctrl-C saves nothing)\n", title, url)
+			} else {
+				fmt.Fprintln(cli.Stderr, "surf: log in in the browser window, then press Enter here (or close the window); Ctrl-C saves nothing")
+			}
+		},
+	}, raw)
+	if errors.Is(err, login.ErrBrowserGone) {
+		return sum, withHint(err, "press Enter here instead of quitting the browser")
+	}
+	return sum, stateError(err)
 }
 
 // loginPolicy is login's policy: without policy flags, the default one
 // plus the URL's host; with them, theirs, which must allow the URL.
 func loginPolicy(cli *CLI, pf *policyFlags, u *url.URL) (*policy.Policy, error) {
 	if pf.file == "" && len(pf.allow) == 0 && len(pf.deny) == 0 {
-		// The host, not host:port: cookies belong to hosts, whatever
-		// the port.
-		host, err := policy.ParseHostRule(u.Hostname())
-		if err != nil {
-			return nil, &exitError{code: 2, err: fmt.Errorf("the login URL's host: %w", err)}
-		}
-		any, err := policy.ParseHostRule("*")
-		if err != nil {
-			return nil, err
-		}
-		p, err := policy.New(policy.Config{Allow: []policy.HostRule{any, host}})
+		p, err := login.Policy(u)
 		if err != nil {
 			return nil, &exitError{code: 2, err: err}
 		}
@@ -146,123 +165,14 @@ func loginPolicy(cli *CLI, pf *policyFlags, u *url.URL) (*policy.Policy, error) 
 	return p, nil
 }
 
-// login is one "surf login": a browser for a person to log in by hand.
-type login struct {
-	cli      *CLI
-	bf       *browserFlags
-	pol      *policy.Policy
-	state    sandbox.StateFile
-	headless bool
-}
-
-// run opens the browser on raw, waits for the person, and saves the state
-// into l.state.Path. The session works on a copy of the file beside it,
-// renamed over the file once saved: Ctrl-C, or a browser that goes away,
-// leaves the file as it was.
-func (l *login) run(ctx context.Context, raw string) (sandbox.StateSummary, error) {
-	work, err := l.workCopy()
-	if err != nil {
-		return sandbox.StateSummary{}, err
-	}
-	defer os.Remove(work.Path)
-	sb, sess, err := l.bf.stateSession(ctx, l.cli, l.pol, work)
-	if err != nil {
-		return sandbox.StateSummary{}, err
-	}
-	defer sb.Close()
-	defer sess.Close()
-	gone := make(chan struct{}) // the browser went away
-	if br := sb.Browser(); br != nil {
-		br.OnDisconnected(func(playwright.Browser) { close(gone) })
-	}
-	closed := make(chan struct{}, 1) // the last page closed
-	sess.Context().OnPage(func(p playwright.Page) {
-		p.OnClose(func(playwright.Page) {
-			if len(sess.Context().Pages()) == 0 {
-				select {
-				case closed <- struct{}{}:
-				default:
-				}
-			}
-		})
-	})
-	page, err := sess.NewPage(ctx)
-	if err != nil {
-		return sandbox.StateSummary{}, err
-	}
-	if _, err := page.Goto(raw); err != nil {
-		return sandbox.StateSummary{}, fmt.Errorf("opening %s: %w", l.pol.Redact(raw), err)
-	}
-	if l.headless {
-		title, _ := page.Title()
-		fmt.Fprintf(l.cli.Stderr, "surf: the page is %q (%s); press Enter to save the state (or end stdin; Ctrl-C saves nothing)\n", title, l.pol.Redact(page.URL()))
-	} else {
-		fmt.Fprintln(l.cli.Stderr, "surf: log in in the browser window, then press Enter here (or close the window); Ctrl-C saves nothing")
-	}
-	select {
-	case <-l.enter():
-	case <-closed:
-	case <-gone:
-		return sandbox.StateSummary{}, withHint(errors.New("the browser went away before the state was saved; nothing was saved"), "press Enter here instead of quitting the browser")
-	case <-ctx.Done():
-		return sandbox.StateSummary{}, ctx.Err()
-	}
-	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	sum, err := sess.SaveState(saveCtx)
-	if err != nil {
-		return sandbox.StateSummary{}, stateError(fmt.Errorf("saving the state: %w", err))
-	}
-	if err := sess.Close(); err != nil {
-		return sandbox.StateSummary{}, stateError(err)
-	}
-	if err := os.Rename(work.Path, l.state.Path); err != nil {
-		return sandbox.StateSummary{}, fmt.Errorf("saving the state: %w", err)
-	}
-	return sum, nil
-}
-
-// workCopy is the state file login's session works on: a copy of the
-// file (as it is, encrypted or not) beside it, or no file when there is
-// none yet.
-func (l *login) workCopy() (sandbox.StateFile, error) {
-	dir, base := filepath.Split(l.state.Path)
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return sandbox.StateFile{}, fmt.Errorf("--state: %w", err)
-		}
-	}
-	f, err := os.CreateTemp(dir, "."+base+".login-*")
-	if err != nil {
-		return sandbox.StateFile{}, fmt.Errorf("--state: %w", err)
-	}
-	defer f.Close()
-	work := l.state
-	work.Path = f.Name()
-	old, err := os.Open(l.state.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		os.Remove(f.Name()) // a missing file: the session starts empty
-		return work, nil
-	}
-	if err == nil {
-		defer old.Close()
-		_, err = io.Copy(f, old)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return sandbox.StateFile{}, fmt.Errorf("--state: %w", err)
-	}
-	return work, nil
-}
-
-// enter is closed when the person presses Enter; headless, also at the
-// end of stdin (a script's). With a window, the end of stdin means no one
-// will press Enter: the window closing ends the wait.
-func (l *login) enter() <-chan struct{} {
+// enterPressed is closed when the person presses Enter; headless, also at
+// the end of stdin (a script's). With a window, the end of stdin means no
+// one will press Enter: the window closing ends the wait.
+func enterPressed(stdin io.Reader, headless bool) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
-		_, err := bufio.NewReader(l.cli.Stdin).ReadString('\n')
-		if err == nil || l.headless {
+		_, err := bufio.NewReader(stdin).ReadString('\n')
+		if err == nil || headless {
 			close(done)
 		}
 	}()
