@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
-	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/liveui"
@@ -23,11 +23,8 @@ import (
 	"github.com/surfkit/surf/websurfer"
 )
 
-func init() {
-	c := &command{
-		name:    "serve",
-		summary: "serve surf's browser tools over MCP (stdio, or streamable HTTP with --http)",
-		usage: `Usage: surf serve [--http ADDR] [flags]
+// serveUsage is the usage text of surf serve.
+const serveUsage = `Usage: surf serve [--http ADDR] [flags]
 
 Runs surf as an MCP server: stdio by default (the client starts surf and
 talks to it on stdin/stdout), or streamable HTTP at http://ADDR/mcp with
@@ -144,196 +141,251 @@ Examples:
   SURF_MCP_TOKEN=$(openssl rand -hex 24) surf serve --http 0.0.0.0:8931 --allow-remote --public-host surf.internal
 
   An MCP client configuration (Claude Desktop, Cursor, ...):
-  {"mcpServers": {"surf": {"command": "surf", "args": ["serve", "--allow", "example.org"]}}}`,
+  {"mcpServers": {"surf": {"command": "surf", "args": ["serve", "--allow", "example.org"]}}}`
+
+func init() {
+	c := &command{
+		name:    "serve",
+		summary: "serve surf's browser tools over MCP (stdio, or streamable HTTP with --http)",
+		usage:   serveUsage,
 	}
-	c.run = func(ctx context.Context, cli *CLI, args []string) error {
-		fs := newFlags(c)
-		httpAddr := fs.String("http", "", "")
-		allowRemote := fs.Bool("allow-remote", false, "")
-		tf := addServeTokenFlags(fs)
-		noUI := fs.Bool("no-ui", false, "")
-		publicHost := fs.String("public-host", "", "")
-		imageMode := fs.String("image", "som", "")
-		approve := fs.String("approve", "", "")
-		approvalTTL := fs.Duration("approval-ttl", 0, "")
-		noElicit := fs.Bool("no-elicit", false, "")
-		maxSessions := fs.Int("max-sessions", 0, "")
-		idle := fs.Duration("idle", 0, "")
-		callTimeout := fs.Duration("call-timeout", 0, "")
-		maxActive := fs.Int("max-active", 0, "")
-		queueTimeout := fs.Duration("queue-timeout", 0, "")
-		maxTime := fs.Duration("max-time", 0, "")
-		mf := addModelFlags(fs)
-		bf := addBrowserFlags(fs)
-		sf := addStateFlags(fs)
-		stateDir := fs.String("state-dir", "", "")
-		journalDir := fs.String("journal-dir", "", "")
-		withBoard := fs.Bool("board", false, "")
-		bdf := addBoardFlags(fs)
-		if err := parseFlags(c, fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() != 0 {
-			return usagef(c, "serve takes no arguments, got %q", fs.Arg(0))
-		}
-		if *maxSessions < 0 || *idle < 0 || *callTimeout < 0 || *maxTime < 0 || *approvalTTL < 0 || *maxActive < 0 || *queueTimeout < 0 {
-			return usagef(c, "limits cannot be negative")
-		}
-		img, err := mcpserver.ParseImageMode(*imageMode)
-		if err != nil {
-			return usagef(c, "--image: %v", err)
-		}
-		var approver policy.Approver
-		switch *approve {
-		case "":
-		case "allow":
-			approver = policy.AllowAll()
-		case "deny":
-			approver = policy.DenyAll()
-		default:
-			return usagef(c, "--approve must be allow or deny, not %q", *approve)
-		}
-		if !*withBoard && (fs.Changed("data") || fs.Changed("nats") || fs.Changed("creds")) {
-			return usagef(c, "--data, --nats and --creds name the task board of --board")
-		}
-		if bf.recordHAR != "" {
-			return usagef(c, "--record-har is not supported by serve: its sessions would write one recording each over the same file")
-		}
-		state, err := sf.serveFile(*stateDir, cli.Getenv)
-		if err != nil {
-			return err
-		}
-		if *httpAddr == "" && (*allowRemote || *publicHost != "" || tf.given(fs)) {
-			return usagef(c, "--allow-remote, --token-file, --tokens, --no-token and --public-host apply to --http only")
-		}
-		if *httpAddr == "" && *noUI {
-			return usagef(c, "--no-ui applies to --http only")
-		}
-		var httpOpts mcpserver.HTTPOptions
-		var writeToken string // where to write a token surf makes ("" for the default file)
-		madeToken := false
-		if *httpAddr != "" {
-			httpOpts, madeToken, writeToken, err = tf.options(c, fs, cli, *httpAddr)
-			if err != nil {
-				return err
-			}
-			httpOpts.AllowRemote, httpOpts.PublicHost = *allowRemote, *publicHost
-			if len(httpOpts.Principals) > 0 && state.Path != "" {
-				return usagef(c, "--state is one identity, and --tokens has several principals: give each its own with --state-dir (session_open's state argument)")
-			}
-			if err := mcpserver.CheckBind(*httpAddr, httpOpts); err != nil {
-				return &exitError{code: 2, err: err}
-			}
-		}
+	c.run = func(ctx context.Context, cli *CLI, args []string) error { return runServe(ctx, cli, c, args) }
+	register(c)
+}
 
-		// The model is optional: without one the websurfer tool says so.
-		var model websurfer.Model
-		var modelName string
-		var modelErr error
-		mf.redact = bf.redact
-		if m, name, err := mf.client(ctx, cli); err != nil {
-			if modelFlagsGiven(fs.Changed) {
-				return err
-			}
-			modelErr = err
-			if cli.Getenv("OPENAI_API_KEY") != "" || cli.Getenv("OPENAI_BASE_URL") != "" {
-				fmt.Fprintf(cli.Stderr, "surf: warning: the websurfer tool is off: %v\n", err)
-			}
-		} else {
-			model, modelName = m, name
-		}
+// serveFlags are surf serve's flags.
+type serveFlags struct {
+	fs                                           *pflag.FlagSet
+	httpAddr, publicHost, imageMode, approve     string
+	stateDir, journalDir                         string
+	allowRemote, noUI, noElicit, withBoard       bool
+	approvalTTL, idle, callTimeout, queueTimeout time.Duration
+	maxTime                                      time.Duration
+	maxSessions, maxActive                       int
+	tf                                           *serveTokenFlags
+	mf                                           *modelFlags
+	bf                                           *browserFlags
+	sf                                           *stateFlags
+	bdf                                          *boardFlags
+	// From the flags' values:
+	img      mcpserver.ImageMode
+	approver policy.Approver
+	state    sandbox.StateFile
+}
 
-		pol, err := bf.pol.policy(cli.Getenv)
-		if err != nil {
-			return err
-		}
-		bf.loaded.Store(pol)
-		sbCfg, err := bf.sandboxConfig(cli, pol)
-		if err != nil {
-			return err
-		}
-		var tasks *board.Board
-		if *withBoard {
-			tasks, err = bdf.open(ctx, cli, nil)
-			if err != nil {
-				return err
-			}
-			defer tasks.Close()
-		}
-		sb, err := sandbox.New(ctx, sbCfg)
-		if err != nil {
-			return err
-		}
-		defer sb.Close()
-		var hub *live.Hub
-		if *httpAddr != "" && !*noUI {
-			hub = live.New(live.Config{Logger: cli.Logger})
-			defer hub.Close()
-			ui, err := liveui.New(liveui.Config{Hub: hub, Logger: cli.Logger})
-			if err != nil {
-				return err
-			}
-			httpOpts.UI = ui
-			stopUI := context.AfterFunc(ctx, ui.Close) // its streams would hold the shutdown up
-			defer stopUI()
-			defer ui.Close()
-		}
-		srv, err := mcpserver.New(ctx, mcpserver.Config{
-			Live:               hub,
-			Sandbox:            sb,
-			Relaunch:           func(ctx context.Context) (*sandbox.Sandbox, error) { return sandbox.New(ctx, sbCfg) },
-			Session:            sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads, ReplayHAR: bf.replayHAR},
-			Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, ApprovalTTL: *approvalTTL},
-			State:              state,
-			StateDir:           *stateDir,
-			JournalDir:         *journalDir,
-			Board:              tasks,
-			Model:              model,
-			ModelName:          modelName,
-			ModelError:         modelErr,
-			Image:              img,
-			Approver:           approver,
-			DisableElicitation: *noElicit,
-			MaxSessions:        *maxSessions,
-			IdleTimeout:        *idle,
-			CallTimeout:        *callTimeout,
-			MaxActive:          *maxActive,
-			QueueTimeout:       *queueTimeout,
-			RunTimeout:         *maxTime,
-			Version:            version(),
-			Logger:             cli.Logger,
-		})
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
+func addServeFlags(c *command) *serveFlags {
+	fs := newFlags(c)
+	f := &serveFlags{fs: fs}
+	fs.StringVar(&f.httpAddr, "http", "", "")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "")
+	f.tf = addServeTokenFlags(fs)
+	fs.BoolVar(&f.noUI, "no-ui", false, "")
+	fs.StringVar(&f.publicHost, "public-host", "", "")
+	fs.StringVar(&f.imageMode, "image", "som", "")
+	fs.StringVar(&f.approve, "approve", "", "")
+	fs.DurationVar(&f.approvalTTL, "approval-ttl", 0, "")
+	fs.BoolVar(&f.noElicit, "no-elicit", false, "")
+	fs.IntVar(&f.maxSessions, "max-sessions", 0, "")
+	fs.DurationVar(&f.idle, "idle", 0, "")
+	fs.DurationVar(&f.callTimeout, "call-timeout", 0, "")
+	fs.IntVar(&f.maxActive, "max-active", 0, "")
+	fs.DurationVar(&f.queueTimeout, "queue-timeout", 0, "")
+	fs.DurationVar(&f.maxTime, "max-time", 0, "")
+	f.mf = addModelFlags(fs)
+	f.bf = addBrowserFlags(fs)
+	f.sf = addStateFlags(fs)
+	fs.StringVar(&f.stateDir, "state-dir", "", "")
+	fs.StringVar(&f.journalDir, "journal-dir", "", "")
+	fs.BoolVar(&f.withBoard, "board", false, "")
+	f.bdf = addBoardFlags(fs)
+	return f
+}
 
-		if *httpAddr == "" {
-			err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}, MaxLineLength: mcpserver.MaxRequestBytes})
-		} else {
-			var ln net.Listener
-			ln, err = net.Listen("tcp", *httpAddr)
-			if err != nil {
-				return fmt.Errorf("listening on %s: %w", *httpAddr, err)
-			}
-			if madeToken {
-				path, werr := writeTokenFile(cli, writeToken, ln.Addr(), httpOpts.Token)
-				if werr != nil {
-					ln.Close()
-					return werr
-				}
-				defer os.Remove(path)
-				fmt.Fprintf(cli.Stderr, "surf: the bearer token is in %s (mode 0600): clients send \"Authorization: Bearer TOKEN\"\n", path)
-			}
-			announceHTTP(cli, ln.Addr(), httpOpts, hub != nil)
-			err = srv.Serve(ctx, ln, httpOpts)
-		}
-		if ctx.Err() != nil || errors.Is(err, io.EOF) {
-			return nil // interrupted, or the client went away: a normal end
-		}
+// parse parses args and checks the flags' values.
+func (f *serveFlags) parse(c *command, cli *CLI, args []string) error {
+	fs := f.fs
+	if err := parseFlags(c, fs, args); err != nil {
 		return err
 	}
-	register(c)
+	if fs.NArg() != 0 {
+		return usagef(c, "serve takes no arguments, got %q", fs.Arg(0))
+	}
+	if f.maxSessions < 0 || f.idle < 0 || f.callTimeout < 0 || f.maxTime < 0 || f.approvalTTL < 0 || f.maxActive < 0 || f.queueTimeout < 0 {
+		return usagef(c, "limits cannot be negative")
+	}
+	var err error
+	if f.img, err = mcpserver.ParseImageMode(f.imageMode); err != nil {
+		return usagef(c, "--image: %v", err)
+	}
+	switch f.approve {
+	case "":
+	case "allow":
+		f.approver = policy.AllowAll()
+	case "deny":
+		f.approver = policy.DenyAll()
+	default:
+		return usagef(c, "--approve must be allow or deny, not %q", f.approve)
+	}
+	if !f.withBoard && (fs.Changed("data") || fs.Changed("nats") || fs.Changed("creds")) {
+		return usagef(c, "--data, --nats and --creds name the task board of --board")
+	}
+	if f.bf.recordHAR != "" {
+		return usagef(c, "--record-har is not supported by serve: its sessions would write one recording each over the same file")
+	}
+	if f.state, err = f.sf.serveFile(f.stateDir, cli.Getenv); err != nil {
+		return err
+	}
+	if f.httpAddr == "" && (f.allowRemote || f.publicHost != "" || f.tf.given(fs)) {
+		return usagef(c, "--allow-remote, --token-file, --tokens, --no-token and --public-host apply to --http only")
+	}
+	if f.httpAddr == "" && f.noUI {
+		return usagef(c, "--no-ui applies to --http only")
+	}
+	return nil
+}
+
+// httpOptions are the HTTP server's options with --http, whether surf
+// made the token and where to write it ("" for the default file).
+func (f *serveFlags) httpOptions(c *command, cli *CLI) (o mcpserver.HTTPOptions, madeToken bool, writeToken string, err error) {
+	if f.httpAddr == "" {
+		return o, false, "", nil
+	}
+	o, madeToken, writeToken, err = f.tf.options(c, f.fs, cli, f.httpAddr)
+	if err != nil {
+		return o, false, "", err
+	}
+	o.AllowRemote, o.PublicHost = f.allowRemote, f.publicHost
+	if len(o.Principals) > 0 && f.state.Path != "" {
+		return o, false, "", usagef(c, "--state is one identity, and --tokens has several principals: give each its own with --state-dir (session_open's state argument)")
+	}
+	if err := mcpserver.CheckBind(f.httpAddr, o); err != nil {
+		return o, false, "", &exitError{code: 2, err: err}
+	}
+	return o, madeToken, writeToken, nil
+}
+
+// model is the websurfer tool's model. It is optional: without one the
+// tool says so (modelErr), unless model flags were given.
+func (f *serveFlags) model(ctx context.Context, cli *CLI) (model websurfer.Model, name string, modelErr, err error) {
+	f.mf.redact = f.bf.redact
+	m, name, err := f.mf.client(ctx, cli)
+	if err == nil {
+		return m, name, nil, nil
+	}
+	if modelFlagsGiven(f.fs.Changed) {
+		return nil, "", nil, err
+	}
+	if cli.Getenv("OPENAI_API_KEY") != "" || cli.Getenv("OPENAI_BASE_URL") != "" {
+		fmt.Fprintf(cli.Stderr, "surf: warning: the websurfer tool is off: %v\n", err)
+	}
+	return nil, "", err, nil
+}
+
+// serverConfig is the MCP server's configuration, but for its sandbox,
+// live view, board and model.
+func (f *serveFlags) serverConfig(sbCfg sandbox.Config, cli *CLI) mcpserver.Config {
+	bf := f.bf
+	return mcpserver.Config{
+		Relaunch:           func(ctx context.Context) (*sandbox.Sandbox, error) { return sandbox.New(ctx, sbCfg) },
+		Session:            sandbox.SessionConfig{UploadsDir: bf.uploads, DownloadsDir: bf.downloads, ReplayHAR: bf.replayHAR},
+		Surfer:             websurfer.Config{TokenBudget: bf.budget, SearchURL: bf.searchURL, ApprovalTTL: f.approvalTTL},
+		State:              f.state,
+		StateDir:           f.stateDir,
+		JournalDir:         f.journalDir,
+		Image:              f.img,
+		Approver:           f.approver,
+		DisableElicitation: f.noElicit,
+		MaxSessions:        f.maxSessions,
+		IdleTimeout:        f.idle,
+		CallTimeout:        f.callTimeout,
+		MaxActive:          f.maxActive,
+		QueueTimeout:       f.queueTimeout,
+		RunTimeout:         f.maxTime,
+		Version:            version(),
+		Logger:             cli.Logger,
+	}
+}
+
+// runServe is surf serve.
+func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
+	f := addServeFlags(c)
+	if err := f.parse(c, cli, args); err != nil {
+		return err
+	}
+	httpOpts, madeToken, writeToken, err := f.httpOptions(c, cli)
+	if err != nil {
+		return err
+	}
+	model, modelName, modelErr, err := f.model(ctx, cli)
+	if err != nil {
+		return err
+	}
+	pol, err := f.bf.pol.policy(cli.Getenv)
+	if err != nil {
+		return err
+	}
+	f.bf.loaded.Store(pol)
+	sbCfg, err := f.bf.sandboxConfig(cli, pol)
+	if err != nil {
+		return err
+	}
+	scfg := f.serverConfig(sbCfg, cli)
+	scfg.Model, scfg.ModelName, scfg.ModelError = model, modelName, modelErr
+	if f.withBoard {
+		if scfg.Board, err = f.bdf.open(ctx, cli, nil); err != nil {
+			return err
+		}
+		defer scfg.Board.Close()
+	}
+	if scfg.Sandbox, err = sandbox.New(ctx, sbCfg); err != nil {
+		return err
+	}
+	defer scfg.Sandbox.Close()
+	if f.httpAddr != "" && !f.noUI {
+		scfg.Live = live.New(live.Config{Logger: cli.Logger})
+		defer scfg.Live.Close()
+		ui, err := liveui.New(liveui.Config{Hub: scfg.Live, Logger: cli.Logger})
+		if err != nil {
+			return err
+		}
+		httpOpts.UI = ui
+		stopUI := context.AfterFunc(ctx, ui.Close) // its streams would hold the shutdown up
+		defer stopUI()
+		defer ui.Close()
+	}
+	srv, err := mcpserver.New(ctx, scfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if f.httpAddr == "" {
+		err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}, MaxLineLength: mcpserver.MaxRequestBytes})
+	} else {
+		err = serveHTTP(ctx, cli, srv, f.httpAddr, httpOpts, madeToken, writeToken, scfg.Live != nil)
+	}
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		return nil // interrupted, or the client went away: a normal end
+	}
+	return err
+}
+
+// serveHTTP serves srv at addr, writing the token surf made first.
+func serveHTTP(ctx context.Context, cli *CLI, srv *mcpserver.Server, addr string, o mcpserver.HTTPOptions, madeToken bool, writeToken string, withUI bool) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	if madeToken {
+		path, werr := writeTokenFile(cli, writeToken, ln.Addr(), o.Token)
+		if werr != nil {
+			ln.Close()
+			return werr
+		}
+		defer os.Remove(path)
+		fmt.Fprintf(cli.Stderr, "surf: the bearer token is in %s (mode 0600): clients send \"Authorization: Bearer TOKEN\"\n", path)
+	}
+	announceHTTP(cli, ln.Addr(), o, withUI)
+	return srv.Serve(ctx, ln, o)
 }
 
 // serveTokenFlags are serve's token flags.
