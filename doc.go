@@ -27,12 +27,14 @@
 //   - internal/textcut: cutting strings for display.
 //   - internal/proc: process questions (alive, by environment, command line).
 //   - internal/admit: turns at the browser: how much browser work runs at once.
+//   - internal/termsafe: page- and file-derived text made safe to print on a terminal.
 //
 // Internal libraries of the public packages (internal/), which may import
 // public packages:
 //
 //   - internal/report: a run's journal as one HTML page.
 //   - internal/away: lets a call's or task's turn at the browser go while it waits on the model or a person.
+//   - internal/login: the saved-login flow of surf login: a person signs in, the state file is saved.
 //
 // Applications, with the CLI (cmd/surf/internal/):
 //
