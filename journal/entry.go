@@ -20,6 +20,7 @@ const (
 	KindCorrected  Kind = "corrected"   // the model's reply was malformed, or it was warned, and it was told so
 	KindEnded      Kind = "ended"       // the run ended
 	KindTakenOver  Kind = "taken_over"  // a person took over the browser between steps (Message: the note for the model)
+	KindHandedOn   Kind = "handed_on"   // results of the tasks this run's task runs after, as given to the model (Message)
 )
 
 // EndReason is why a run ended.
@@ -34,7 +35,7 @@ const (
 	EndStalled   EndReason = "stalled"    // looping or no progress, after a warning
 	EndCancelled EndReason = "cancelled"  // the caller's context ended
 	EndError     EndReason = "error"      // a runtime error: the model, or a browser that could not be recovered
-	EndFailed    EndReason = "failed"     // a scripted run (surf demo) could not finish
+	EndFailed    EndReason = "failed"     // a scripted run (surf demo) could not finish, or the structured answer never matched its schema (Error)
 )
 
 // Entry is one line of the journal. Which fields are set depends on Event.
@@ -80,7 +81,10 @@ type Entry struct {
 	// ended
 	EndReason EndReason `json:"end_reason,omitempty"`
 	Answer    string    `json:"answer,omitempty"`
-	Steps     int       `json:"steps,omitempty"`
+	// Data is the structured answer, validated against the run's
+	// output schema.
+	Data  json.RawMessage `json:"data,omitempty"`
+	Steps int             `json:"steps,omitempty"`
 }
 
 // Call is a tool call as the model made it.

@@ -159,6 +159,9 @@ func (j *Writer) clean(e Entry) Entry {
 	if len(e.Args) > 0 {
 		e.Args = json.RawMessage(r(string(e.Args)))
 	}
+	if len(e.Data) > 0 {
+		e.Data = json.RawMessage(r(string(e.Data)))
+	}
 	if len(e.Config) > 0 {
 		e.Config = json.RawMessage(r(string(e.Config)))
 	}

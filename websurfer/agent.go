@@ -1,6 +1,7 @@
 package websurfer
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -31,7 +32,21 @@ const (
 	DefaultBreakerCooldown = 3
 	DefaultStallRepeats    = 2
 	DefaultNoProgressSteps = 6
+	// DefaultAnswerTries is how many structured answers that do not
+	// match the output schema a run takes before it ends failed.
+	DefaultAnswerTries = 3
+	// DefaultHandedOnBytes is how much of each handed-on answer (and of
+	// its structured result) the model sees.
+	DefaultHandedOnBytes = 4000
 )
+
+// HandedOn is the result of a task that the run's task runs after: its
+// answer and structured result, given to the model as quoted data.
+type HandedOn struct {
+	Task   string
+	Answer string
+	Data   json.RawMessage
+}
 
 // RunOptions configures a run of the agent loop (Surfer.Run); every zero
 // value is a documented default, never "unbounded".
@@ -81,6 +96,21 @@ type RunOptions struct {
 	// DefaultNoProgressSteps.
 	NoProgressSteps int
 
+	// OutputSchema, if set, asks for a structured answer: stop_action
+	// then takes a data argument that must match it. An answer that does
+	// not goes back to the model as a tool error with the validator's
+	// message; after AnswerTries such answers (zero means
+	// DefaultAnswerTries) the run ends journal.EndFailed.
+	OutputSchema *tools.OutputSchema
+	AnswerTries  int
+	// HandedOn are the results of the tasks this task runs after. The
+	// model sees them after the task, redacted, each answer and result
+	// cut to HandedOnBytes (zero means DefaultHandedOnBytes) and quoted
+	// as data, not instructions. The journal records the block
+	// (journal.KindHandedOn).
+	HandedOn      []HandedOn
+	HandedOnBytes int
+
 	// Journal records the run, if set.
 	Journal *journal.Writer
 	// Between, if set, is called before each step's observation but the
@@ -123,6 +153,11 @@ type Step struct {
 	Done      bool
 	EndReason journal.EndReason
 	Answer    string
+	// Data is the structured answer, validated against
+	// RunOptions.OutputSchema, when the run has one.
+	Data json.RawMessage
+	// Failure says why a run that ended journal.EndFailed failed.
+	Failure string
 }
 
 // CallResult is what one tool call gave.
@@ -177,6 +212,10 @@ type run struct {
 	// arguments were over the size cap, by call ID.
 	oversized map[string]string
 
+	data        json.RawMessage // the validated structured answer
+	answerFails int             // structured answers refused so far
+	failure     string          // set when the run must end failed
+
 	prevKey     string // previous step's action and page
 	prevFP      string
 	repeats     int
@@ -216,6 +255,8 @@ func newRun(s *Surfer, task string, o RunOptions) (*run, error) {
 	def(&r.o.BreakerCooldown, DefaultBreakerCooldown)
 	def(&r.o.StallRepeats, DefaultStallRepeats)
 	def(&r.o.NoProgressSteps, DefaultNoProgressSteps)
+	def(&r.o.AnswerTries, DefaultAnswerTries)
+	def(&r.o.HandedOnBytes, DefaultHandedOnBytes)
 	if r.o.MaxTime <= 0 {
 		r.o.MaxTime = DefaultMaxTime
 	}
@@ -242,17 +283,19 @@ func newRun(s *Surfer, task string, o RunOptions) (*run, error) {
 // runConfig is what the journal records of a run's settings (no secrets:
 // the policy's secret values are never in it).
 type runConfig struct {
-	Model             string   `json:"model,omitempty"`
-	StartURL          string   `json:"start_url,omitempty"`
-	MaxSteps          int      `json:"max_steps"`
-	MaxTokens         int      `json:"max_tokens"`
-	MaxTime           string   `json:"max_time"`
-	ToolTimeout       string   `json:"tool_timeout"`
-	MaxActionsPerStep int      `json:"max_actions_per_step"`
-	ContextTokens     int      `json:"context_tokens"`
-	TokenBudget       int      `json:"observation_tokens"`
-	Secrets           []string `json:"secrets,omitempty"` // names only
-	Session           any      `json:"session,omitempty"`
+	Model             string          `json:"model,omitempty"`
+	StartURL          string          `json:"start_url,omitempty"`
+	MaxSteps          int             `json:"max_steps"`
+	MaxTokens         int             `json:"max_tokens"`
+	MaxTime           string          `json:"max_time"`
+	ToolTimeout       string          `json:"tool_timeout"`
+	MaxActionsPerStep int             `json:"max_actions_per_step"`
+	ContextTokens     int             `json:"context_tokens"`
+	TokenBudget       int             `json:"observation_tokens"`
+	Secrets           []string        `json:"secrets,omitempty"` // names only
+	OutputSchema      json.RawMessage `json:"output_schema,omitempty"`
+	HandedOn          []string        `json:"handed_on,omitempty"` // task ids
+	Session           any             `json:"session,omitempty"`
 }
 
 func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
@@ -261,7 +304,16 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.MaxTime)
 	defer cancel()
 
+	var schema json.RawMessage
+	if r.o.OutputSchema != nil {
+		schema = r.o.OutputSchema.JSON()
+	}
+	var from []string
+	for _, h := range r.o.HandedOn {
+		from = append(from, h.Task)
+	}
 	cfg, _ := json.Marshal(runConfig{
+		OutputSchema: schema, HandedOn: from,
 		Model: r.name, StartURL: r.o.StartURL, MaxSteps: r.o.MaxSteps, MaxTokens: r.o.MaxTokens,
 		MaxTime: r.o.MaxTime.String(), ToolTimeout: r.o.ToolTimeout.String(), MaxActionsPerStep: r.o.MaxActionsPerStep,
 		ContextTokens: r.o.ContextTokens, TokenBudget: r.s.cfg.TokenBudget, Secrets: r.s.pol.SecretNames(),
@@ -274,19 +326,34 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	r.s.setActivity(ActivityWorking)
 	defer r.s.act.now.Store(ActivityIdle)
 	inputs := r.s.inputs.Load()
+	first := taskMessage(r.task, r.o.StartURL)
+	if block := handedOnBlock(r.o.HandedOn, r.o.HandedOnBytes, r.s.pol.Redact); block != "" {
+		first += "\n\n" + block
+		r.j.Write(journal.Entry{Event: journal.KindHandedOn, Message: block})
+	}
+	if r.o.OutputSchema != nil {
+		first += "\n\n" + structuredNote
+	}
 	r.msgs = []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: systemPromptFor(r.s.cfg.Image)},
-		{Role: openai.ChatMessageRoleUser, Content: taskMessage(r.task, r.o.StartURL)},
+		{Role: openai.ChatMessageRoleUser, Content: first},
 	}
 
 	end := func(st *Step, reason journal.EndReason, answer string, err error) {
 		st.Done, st.EndReason, st.Answer = true, reason, answer
+		if reason == journal.EndAnswered {
+			st.Data = r.data
+		}
 		st.Total = r.total
 		total := r.total
-		e := journal.Entry{Event: journal.KindEnded, Step: st.N, EndReason: reason, Answer: answer, Steps: st.N,
+		e := journal.Entry{Event: journal.KindEnded, Step: st.N, EndReason: reason, Answer: answer, Data: st.Data, Steps: st.N,
 			Usage: &total, Duration: journal.Duration(time.Since(start))}
 		if err != nil {
 			e.Error = err.Error()
+		}
+		if reason == journal.EndFailed {
+			st.Failure = r.failure
+			e.Error = r.failure
 		}
 		r.j.Write(e)
 		r.j.Sync()
@@ -396,6 +463,11 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		// Reason.
 		offered := r.offered(n)
 		defs := r.reg.OpenAITools(offered...)
+		if r.o.OutputSchema != nil {
+			for i := range defs {
+				defs[i] = r.o.OutputSchema.StopActionTool(defs[i])
+			}
+		}
 		st.Notes = r.notes
 		var imgs []llm.Image
 		if len(obs.Image) > 0 {
@@ -457,6 +529,21 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		r.msgs = append(r.msgs, msg)
 
 		if len(msg.ToolCalls) == 0 {
+			if st.Content != "" && r.o.OutputSchema != nil {
+				// A structured answer comes only through stop_action.
+				r.refuseAnswer(st, "the reply answered in text, without the structured result")
+				if r.failure != "" {
+					st.Duration = time.Since(t0)
+					end(st, journal.EndFailed, "", nil)
+					return
+				}
+				r.correct(st, "the reply answered in text", correctNoData)
+				st.Duration, st.Total = time.Since(t0), r.total
+				if limit(st) || !yield(st, nil) {
+					return
+				}
+				continue
+			}
 			if st.Content != "" {
 				st.Duration = time.Since(t0)
 				end(st, journal.EndAnswered, st.Content, nil)
@@ -498,6 +585,10 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		st.Duration = time.Since(t0)
 		if done {
 			end(st, journal.EndAnswered, answer, nil)
+			return
+		}
+		if r.failure != "" {
+			end(st, journal.EndFailed, "", nil)
 			return
 		}
 
@@ -644,8 +735,20 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 	cctx, cancel := context.WithTimeout(ctx, r.o.ToolTimeout)
 	var res *tools.Result
 	var err error
+	var data json.RawMessage
+	var refused string
 	if refusal, ok := r.oversized[tc.ID]; ok {
 		res = &tools.Result{Text: refusal, IsError: true} // not run: its arguments were dropped
+	} else if n, _ := r.reg.Resolve(name); n == tools.StopAction.Name && r.o.OutputSchema != nil {
+		// The data argument is the run's, not the tool's: it is taken
+		// out and validated here; the rest goes to stop_action.
+		args, data = splitData(args)
+		if verr := r.o.OutputSchema.Validate(data); verr != nil {
+			refused = verr.Error()
+			res = &tools.Result{Text: fmt.Sprintf("stop_action refused: the data does not match the output schema: %s. Call stop_action again with data that matches it (try %d of %d).", verr, r.answerFails+1, r.o.AnswerTries), IsError: true}
+		} else {
+			res, err = r.reg.Call(cctx, name, args, offered...)
+		}
 	} else {
 		res, err = r.reg.Call(cctx, name, args, offered...)
 	}
@@ -688,6 +791,9 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 			r.lastURL = r.fresh.URL
 		}
 	}
+	if refused != "" {
+		r.refuseAnswer(st, refused)
+	}
 	text := res.Text
 	if !res.IsError {
 		// The new observation is the next step's message: the tool result
@@ -715,10 +821,50 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 		if a.Answer == "" {
 			_ = json.Unmarshal(args, &a)
 		}
+		if r.o.OutputSchema != nil {
+			r.data = compactJSON(data)
+		}
 		return text, &a.Answer, nil
 	}
 	r.addTotal(r.s.takeUsage())
 	return text, nil, nil
+}
+
+// refuseAnswer counts a structured answer that did not match the output
+// schema; at RunOptions.AnswerTries the run must end failed.
+func (r *run) refuseAnswer(st *Step, why string) {
+	r.answerFails++
+	if r.answerFails >= r.o.AnswerTries {
+		r.failure = fmt.Sprintf("the structured answer did not match the output schema after %d tries: %s", r.answerFails, why)
+	}
+}
+
+// splitData takes the structured answer out of stop_action's arguments.
+// Arguments that are not a JSON object are returned as they are, for the
+// registry to refuse.
+func splitData(args json.RawMessage) (rest, data json.RawMessage) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil || m == nil {
+		return args, nil
+	}
+	data = m[tools.AnswerDataField]
+	if string(bytes.TrimSpace(data)) == "null" {
+		data = nil
+	}
+	delete(m, tools.AnswerDataField)
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return args, data
+	}
+	return rest, data
+}
+
+func compactJSON(b json.RawMessage) json.RawMessage {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return append(json.RawMessage(nil), b...)
+	}
+	return out.Bytes()
 }
 
 // journalDecisions writes the gate's decisions of the last action.
