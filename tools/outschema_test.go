@@ -1,0 +1,44 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseOutputSchemaRefusesBadSchemas(t *testing.T) {
+	for _, tc := range []struct{ schema, want string }{
+		{``, "empty"},
+		{`[1]`, "not a JSON object"},
+		{`{"type":"objekt"}`, `unknown type "objekt"`},
+		{`{"type":"object","properties":{"a":{"type":["string","nope"]}}}`, `unknown type "nope"`},
+		{`{"$ref":"https://example.com/s.json"}`, "cannot resolve remote schemas"},
+		{`{"type":`, "output schema"},
+		{`{"type":"string","x":"` + strings.Repeat("a", MaxOutputSchemaBytes) + `"}`, "more than"},
+	} {
+		_, err := ParseOutputSchema([]byte(tc.schema))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseOutputSchema(%.40q) = %v; want an error with %q", tc.schema, err, tc.want)
+		}
+	}
+}
+
+func TestOutputSchemaValidate(t *testing.T) {
+	o, err := ParseOutputSchema([]byte(`{"type":"object","properties":{"price":{"type":"number"},"tags":{"type":"array","items":{"type":"string"}},"enum":{"enum":[{"type":"x"}]}},"required":["price","tags"],"additionalProperties":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for data, want := range map[string]string{
+		`{"price":12.5,"tags":["a"]}`:      "",
+		`{"price":"12","tags":["a"]}`:      `want "number"`,
+		`{"price":12,"tags":[1]}`:          `want "string"`,
+		`{"price":12}`:                     "missing properties",
+		`{"price":12,"tags":[],"other":1}`: "additional properties",
+		`{"price":1,"price":2,"tags":[]}`:  "not valid JSON",
+		``:                                 "no data",
+	} {
+		err := o.Validate([]byte(data))
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("Validate(%s) = %v; want %q", data, err, want)
+		}
+	}
+}
