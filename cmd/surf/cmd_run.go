@@ -20,6 +20,7 @@ import (
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
 	"golang.org/x/term"
 )
@@ -49,6 +50,11 @@ Flags:
                       approved host of an ask entry stays open for the run
   --approval-ttl D    keep an approved host open for D only (default: the
                       whole run)
+  --output-schema FILE
+                      ask for a structured answer: FILE is a JSON Schema;
+                      the model's answer carries data that must match it
+                      (three tries, then the run ends failed); --json
+                      prints it as "data"
   --json              print the result as JSON
   --progress          print what the run is doing as it goes ("surf: step 2:
                       asking the model") on stderr; on a terminal it is
@@ -89,6 +95,8 @@ type runFlags struct {
 	uiOpts                             mcpserver.HTTPOptions
 	withUI                             bool
 	task                               string
+	schemaFile                         string
+	schema                             *tools.OutputSchema
 }
 
 func parseRunFlags(c *command, args []string) (*runFlags, error) {
@@ -104,6 +112,7 @@ func parseRunFlags(c *command, args []string) (*runFlags, error) {
 	fs.StringVar(&f.approve, "approve", "", "")
 	fs.DurationVar(&f.approvalTTL, "approval-ttl", 0, "")
 	fs.BoolVar(&f.json, "json", false, "")
+	fs.StringVar(&f.schemaFile, "output-schema", "", "")
 	fs.BoolVar(&f.progress, "progress", false, "")
 	f.mf = addModelFlags(fs)
 	f.bf = addBrowserFlags(fs)
@@ -123,6 +132,11 @@ func parseRunFlags(c *command, args []string) (*runFlags, error) {
 		return nil, usagef(c, "limits cannot be negative")
 	}
 	f.task = fs.Arg(0)
+	if f.schemaFile != "" {
+		if f.schema, err = readOutputSchema(f.schemaFile); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
 }
 
@@ -184,7 +198,7 @@ func runTask(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 	}
 	opts := websurfer.RunOptions{
 		StartURL: f.startURL, MaxSteps: f.maxSteps, MaxTokens: f.maxTokens, MaxTime: f.maxTime,
-		Journal: j, Relaunch: b.relaunchFunc(ctx, cli), Logger: cli.Logger,
+		Journal: j, Relaunch: b.relaunchFunc(ctx, cli), Logger: cli.Logger, OutputSchema: f.schema,
 	}
 	start := time.Now()
 	runCtx := ctx
@@ -289,6 +303,12 @@ func (f *runFlags) finish(cli *CLI, end *websurfer.Step, runErr error, took time
 		if reported != "" {
 			out["report"] = reported
 		}
+		if end.Data != nil {
+			out["data"] = end.Data
+		}
+		if end.Failure != "" {
+			out["failure"] = end.Failure
+		}
 		if runErr != nil {
 			out["error"] = runErr.Error()
 		}
@@ -299,6 +319,12 @@ func (f *runFlags) finish(cli *CLI, end *websurfer.Step, runErr error, took time
 		fmt.Fprintf(cli.Stdout, "\nended: %s after %d steps, %d tokens, %s\n", end.EndReason, end.N, end.Total.Total, took.Round(100*time.Millisecond))
 		if end.Answer != "" {
 			fmt.Fprintf(termsafe.Writer(cli.Stdout), "answer: %s\n", end.Answer)
+		}
+		if end.Data != nil {
+			fmt.Fprintf(termsafe.Writer(cli.Stdout), "data: %s\n", end.Data)
+		}
+		if end.Failure != "" {
+			fmt.Fprintf(termsafe.Writer(cli.Stdout), "failure: %s\n", end.Failure)
 		}
 		fmt.Fprintf(cli.Stdout, "journal: %s\n", f.journal)
 		if reported != "" {
@@ -458,6 +484,24 @@ func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Conte
 // writeReport renders a journal as HTML; see cmd_report.go.
 var writeReport = func(journal, out string) error {
 	return fmt.Errorf("reports are not available in this build (%s)", filepath.Base(out))
+}
+
+// readOutputSchema reads and parses a --output-schema file.
+func readOutputSchema(path string) (*tools.OutputSchema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--output-schema: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, tools.MaxOutputSchemaBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--output-schema: %w", err)
+	}
+	s, err := tools.ParseOutputSchema(b)
+	if err != nil {
+		return nil, fmt.Errorf("--output-schema %s: %w", path, err)
+	}
+	return s, nil
 }
 
 // journalAvailable checks that a run's journal can go to path, with a hint
