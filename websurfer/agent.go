@@ -326,10 +326,11 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	r.s.setActivity(ActivityWorking)
 	defer r.s.act.now.Store(ActivityIdle)
 	inputs := r.s.inputs.Load()
-	first := taskMessage(r.task, r.o.StartURL)
-	if block := handedOnBlock(r.o.HandedOn, r.o.HandedOnBytes, r.s.pol.Redact); block != "" {
+	task, block := handedOn(r.task, r.o.HandedOn, r.o.HandedOnBytes, r.s.pol.Redact)
+	first := taskMessage(task, r.o.StartURL)
+	if block != "" {
 		first += "\n\n" + block
-		r.j.Write(journal.Entry{Event: journal.KindHandedOn, Message: block})
+		r.j.Write(journal.Entry{Event: journal.KindHandedOn, Message: first})
 	}
 	if r.o.OutputSchema != nil {
 		first += "\n\n" + structuredNote
