@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/surfkit/surf/internal/taskref"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/tools"
 )
 
 // Add puts tasks on the board as one batch and returns their records. A
@@ -138,6 +140,13 @@ func checkTask(t *Task) error {
 			return fmt.Errorf("policy: %v", err)
 		}
 	}
+	if len(t.OutputSchema) > 0 {
+		sch, err := tools.ParseOutputSchema(t.OutputSchema)
+		if err != nil {
+			return err
+		}
+		t.OutputSchema = sch.JSON()
+	}
 	seen := map[string]bool{}
 	for _, d := range t.After {
 		if d == t.ID {
@@ -150,6 +159,15 @@ func checkTask(t *Task) error {
 			return fmt.Errorf("after names %s twice", d)
 		}
 		seen[d] = true
+	}
+	refs, err := taskref.Parse(t.Instruction)
+	if err != nil {
+		return fmt.Errorf("the instruction: %v", err)
+	}
+	for _, r := range refs {
+		if !seen[r.Task] {
+			return fmt.Errorf("the instruction refers to %s, which it does not run after (add --after %s)", r.Text, r.Task)
+		}
 	}
 	return nil
 }

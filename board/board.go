@@ -92,6 +92,10 @@ type Task struct {
 	// Labels are free-form, for the people and programs that read the
 	// board.
 	Labels map[string]string `json:"labels,omitempty"`
+	// OutputSchema, when set, is a JSON Schema the task's structured
+	// result must match (see tools.ParseOutputSchema); the result then
+	// carries it in Result.Data. Add refuses a schema that is not one.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Policy is a task's narrowing of the worker's policy: hosts it may reach
@@ -149,6 +153,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // Result is what a run of a task produced.
 type Result struct {
 	Answer string `json:"answer,omitempty"`
+	// Data is the structured result, validated against the task's
+	// OutputSchema.
+	Data json.RawMessage `json:"data,omitempty"`
 	// EndReason is how the run ended (answered, max_steps, error, ...).
 	EndReason string   `json:"end_reason,omitempty"`
 	Steps     int      `json:"steps,omitempty"`
@@ -184,6 +191,31 @@ type Record struct {
 	Result   *Result   `json:"result,omitempty"`
 	// Revision is the record's revision in the bucket.
 	Revision uint64 `json:"-"`
+}
+
+// HandedAnswer is what a task that runs after this one is told it
+// answered: its answer, or why it has none (a dependency that failed,
+// for a task that runs after failures).
+func (r Record) HandedAnswer() string {
+	if r.Result != nil && r.Result.Answer != "" && r.State == Done {
+		return r.Result.Answer
+	}
+	why := string(r.State)
+	if r.Reason != "" {
+		why += ": " + r.Reason
+	}
+	if r.Result != nil && r.Result.Answer != "" {
+		return fmt.Sprintf("(the task ended %s; its last answer was: %s)", why, r.Result.Answer)
+	}
+	return fmt.Sprintf("(no answer: the task ended %s)", why)
+}
+
+// ResultData is the record's structured result, if it has one.
+func (r Record) ResultData() json.RawMessage {
+	if r.Result == nil || r.State != Done {
+		return nil
+	}
+	return r.Result.Data
 }
 
 // Config says where the board lives. The zero Config opens the board of

@@ -66,6 +66,10 @@ type Claim struct {
 	Task    Task
 	Attempt int
 	Worker  string
+	// After are the records of the tasks this one runs after, as they
+	// were when it was claimed, in Task.After's order: their results are
+	// for the run to hand on (see websurfer.RunOptions.HandedOn).
+	After []Record
 
 	b            *Board
 	lastProgress atomic.Int64
@@ -328,6 +332,15 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 		return
 	}
 	claim := &Claim{Task: rec.Task, Attempt: attempt, Worker: name, b: b}
+	for _, d := range rec.Task.After {
+		dr, err := b.Get(bctx, d)
+		if err != nil {
+			// gone from the board: the run sees it without a result
+			b.log.Debug("board: a dependency's record", "task", id, "after", d, "err", err)
+			dr = Record{Task: Task{ID: d}, State: Failed, Reason: err.Error()}
+		}
+		claim.After = append(claim.After, dr)
+	}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	// The heartbeat keeps the claim until the run's end is recorded, not

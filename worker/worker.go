@@ -40,6 +40,7 @@ import (
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
 )
 
@@ -276,6 +277,12 @@ func (r *Worker) Run(ctx context.Context, c *board.Claim) (*board.Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("the task's policy: %w", err)
 	}
+	var schema *tools.OutputSchema
+	if len(t.OutputSchema) > 0 {
+		if schema, err = tools.ParseOutputSchema(t.OutputSchema); err != nil {
+			return nil, err
+		}
+	}
 	if t.StartURL != "" {
 		if d := pol.DecideURL(policy.Navigation, t.StartURL, ""); d.Verdict == policy.Deny {
 			return nil, fmt.Errorf("the start URL %s is denied: %s", t.StartURL, d.Reason)
@@ -301,12 +308,16 @@ func (r *Worker) Run(ctx context.Context, c *board.Claim) (*board.Result, error)
 	if err != nil {
 		return nil, board.Retry(err)
 	}
+	opts.OutputSchema = schema
+	for _, d := range c.After { // their results flow into this run
+		opts.HandedOn = append(opts.HandedOn, websurfer.HandedOn{Task: d.Task.ID, Answer: d.HandedAnswer(), Data: d.ResultData()})
+	}
 	end, runErr := tr.run(ctx, opts)
 	turn.Drop() // storing the files is no browser work
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the journal: %w", err)
 	}
-	res := &board.Result{Answer: end.Answer, EndReason: string(end.EndReason), Steps: end.N, Tokens: end.Total.Total}
+	res := &board.Result{Answer: end.Answer, Data: end.Data, EndReason: string(end.EndReason), Steps: end.N, Tokens: end.Total.Total}
 	// A run that finished is not run again for its files: the board's
 	// file writes try again through a NATS leader change themselves, and
 	// what still could not be stored is noted on the task.
@@ -320,6 +331,8 @@ func (r *Worker) Run(ctx context.Context, c *board.Claim) (*board.Result, error)
 		return res, ctx.Err()
 	case runErr != nil:
 		return res, r.retryable(ctx, fmt.Errorf("the run stopped after %d steps: %w", end.N, runErr))
+	case end.Failure != "":
+		return res, errors.New(end.Failure)
 	case end.EndReason != journal.EndAnswered:
 		return res, fmt.Errorf("the run ended with %s after %d %s", end.EndReason, end.N, plural(end.N, "step", "steps"))
 	}

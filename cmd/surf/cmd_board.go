@@ -43,6 +43,7 @@ const boardUsage = `Usage: surf board add TASK [flags] | add --from FILE
        surf board cancel ID [--reason TEXT]
        surf board watch [--once]
        surf board report ID [-o FILE.html]
+       surf board export [--format jsonl|csv] [--label K=V]...
 
 The task board: web tasks that 'surf work' processes claim and run, with
 dependencies between them, kept durably (by default in an embedded NATS
@@ -56,6 +57,7 @@ with --nats, on a NATS server or cluster).
   cancel   cancel a task that has not ended (its dependents fail)
   watch    a live table of the running tasks and counts per state
   report   an HTML report of a finished task's run, from its journal
+  export   the tasks' results as a table (JSONL or CSV), one row a task
 
 Run 'surf board CMD --help' for the flags of one. Every command takes
 --json, and the board flags:
@@ -87,6 +89,7 @@ func init() {
 	sub("cancel", boardCancelUsage, boardCancel)
 	sub("watch", boardWatchUsage, boardWatch)
 	sub("report", boardReportUsage, boardReport)
+	sub("export", boardExportUsage, boardExport)
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		if len(args) == 0 {
 			return usagef(c, "no board command given")
@@ -137,11 +140,16 @@ const boardAddUsage = `Usage: surf board add TASK [flags]
 
 Puts a task on the board and prints its id. It runs when every task it
 comes --after is done; when one of them fails or is cancelled, it fails
-with that reason (unless --run-after-failure).
+with that reason (unless --run-after-failure). Their answers (and
+structured results) are given to its model as quoted data, and the
+instruction may quote one where it is needed: {{ID.answer}}, {{ID.result}}
+or {{ID.result.KEY}}, for an ID it runs --after (anything else between
+{{ and }} is refused).
 
 A batch comes from a JSONL file (or stdin with "-"): one task a line, as
 JSON with the fields id, instruction, start_url, after, run_after_failure,
-max_steps, max_time ("5m"), labels and policy ({"allow": [{"host":
+max_steps, max_time ("5m"), labels, output_schema (a JSON Schema) and
+policy ({"allow": [{"host":
 "example.com"}], "deny": [...], "ask": [...], "actions": [...]}). Blank
 lines and lines starting with # are skipped. The batch is added whole or
 not at all: a bad line, an unknown dependency or a cycle adds nothing.
@@ -166,6 +174,10 @@ Flags:
   --max-time D        the run's time budget, such as 5m (default: the worker's)
   --label K=V         a label, for people and programs reading the board
                       (repeatable)
+  --output-schema FILE
+                      a JSON Schema the task's structured result must
+                      match; the model gets three tries, then the task
+                      fails with the validator's reason
   --from FILE         add the tasks of a JSONL file ("-" for stdin)
   --json              print the added records as JSON
 ` + boardFlagsHelp + `
@@ -173,6 +185,8 @@ Flags:
 Examples:
   surf board add "Find the opening hours" --start-url https://example.com/ --id hours
   surf board add "Summarize the hours" --after hours --allow example.com
+  surf board add "Plan a visit from {{hours.answer}}" --after hours
+  surf board add "Find the price and the tags" --output-schema price.json
   surf board add --from tasks.jsonl`
 
 // addFlags are the flags of one task given on board add's command line.
@@ -182,10 +196,11 @@ type addFlags struct {
 	runAfterFailure            bool
 	maxSteps                   int
 	maxTime                    time.Duration
+	schemaFile                 string
 }
 
 // addTaskFlagNames are the flags of addFlags, which --from excludes.
-var addTaskFlagNames = []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label"}
+var addTaskFlagNames = []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label", "output-schema"}
 
 func addAddFlags(fs *pflag.FlagSet) *addFlags {
 	f := &addFlags{}
@@ -199,6 +214,7 @@ func addAddFlags(fs *pflag.FlagSet) *addFlags {
 	fs.IntVar(&f.maxSteps, "max-steps", 0, "")
 	fs.DurationVar(&f.maxTime, "max-time", 0, "")
 	fs.StringArrayVar(&f.labels, "label", nil, "")
+	fs.StringVar(&f.schemaFile, "output-schema", "", "")
 	return f
 }
 
@@ -225,6 +241,13 @@ func (f *addFlags) task(c *command, instruction string) (board.Task, error) {
 	}
 	if t.Policy, err = taskPolicy(f.policyFile, f.allow, f.deny); err != nil {
 		return t, err
+	}
+	if f.schemaFile != "" {
+		s, err := readOutputSchema(f.schemaFile)
+		if err != nil {
+			return t, &exitError{code: 2, err: err}
+		}
+		t.OutputSchema = s.JSON()
 	}
 	return t, nil
 }
@@ -712,6 +735,9 @@ func showRecord(out io.Writer, r board.Record, now time.Time) {
 	}
 	line("limits", taskLimits(t))
 	line("labels", taskLabels(t.Labels))
+	if len(t.OutputSchema) > 0 {
+		line("output schema", textcut.Bytes(string(t.OutputSchema), 500))
+	}
 	line("state", string(r.State))
 	line("reason", r.Reason)
 	line("worker", r.Worker)
@@ -732,6 +758,9 @@ func showRecord(out io.Writer, r board.Record, now time.Time) {
 	}
 	if res := r.Result; res != nil {
 		line("answer", res.Answer)
+		if len(res.Data) > 0 {
+			line("data", string(res.Data))
+		}
 		line("end reason", res.EndReason)
 		line("steps", strconv.Itoa(res.Steps))
 		line("tokens", commas(int64(res.Tokens)))
@@ -1305,4 +1334,88 @@ func fetchFile(ctx context.Context, b *board.Board, name, dst string) (err error
 		return fmt.Errorf("fetching %s: %w", name, err)
 	}
 	return nil
+}
+
+// ---- export ----
+
+const boardExportUsage = `Usage: surf board export [--format jsonl|csv] [--label K=V]... [--state S]...
+
+Writes the tasks' results as a table on stdout, one row a task, oldest
+first: for a batch, select it by its label.
+
+jsonl (the default) writes one JSON object a line: id, state, answer,
+reason (why a task failed or was cancelled), data (its structured result)
+and labels. csv writes the columns id, state, answer and reason, then one
+column per top-level key of the structured results, named data.KEY (a
+string as it is, any other value as JSON, empty when a task has no such
+key); a structured result that is not an object goes whole, as JSON, in a
+column named data.
+
+Flags:
+  --format F          jsonl or csv (default jsonl)
+  --label K=V         only tasks with this label (repeatable: all must match)
+  --state S           only tasks in state S (repeatable, or comma-separated)
+` + boardFlagsHelp + `
+
+Examples:
+  surf board export --format csv --label batch=prices
+  surf board export --state done`
+
+func boardExport(ctx context.Context, cli *CLI, c *command, args []string) error {
+	fs := newFlags(c)
+	bf := addBoardFlags(fs)
+	format := fs.String("format", "jsonl", "")
+	stateFlags := fs.StringArray("state", nil, "")
+	labelFlags := fs.StringArray("label", nil, "")
+	if err := parseFlags(c, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef(c, "export takes no arguments; select tasks with --label or --state")
+	}
+	if *format != "jsonl" && *format != "csv" {
+		return usagef(c, "--format %q: jsonl or csv", *format)
+	}
+	states := map[board.State]bool{}
+	for _, list := range *stateFlags {
+		for _, s := range strings.Split(list, ",") {
+			st := board.State(strings.ToLower(strings.TrimSpace(s)))
+			if !slices.Contains(allStates, st) {
+				return usagef(c, "--state %q: the states are pending, ready, running, done, failed and cancelled", s)
+			}
+			states[st] = true
+		}
+	}
+	labels, err := parseLabels(*labelFlags)
+	if err != nil {
+		return usagef(c, "%v", err)
+	}
+	b, err := bf.open(ctx, cli, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	all, err := b.List(ctx)
+	if err != nil {
+		return err
+	}
+	var recs []board.Record
+	for _, r := range all {
+		if len(states) > 0 && !states[r.State] {
+			continue
+		}
+		match := true
+		for k, v := range labels {
+			if got, ok := r.Task.Labels[k]; !ok || got != v {
+				match = false
+			}
+		}
+		if match {
+			recs = append(recs, r)
+		}
+	}
+	if *format == "csv" {
+		return board.ExportCSV(cli.Stdout, recs)
+	}
+	return board.ExportJSONL(cli.Stdout, recs)
 }
