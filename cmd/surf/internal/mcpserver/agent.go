@@ -42,6 +42,8 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 		MaxSteps:  steps,
 		MaxTime:   s.cfg.RunTimeout,
 		Logger:    se.log,
+
+		OutputSchema: outputSchemaOf(ctx),
 	}
 	j, jpath, err := se.journal(pol)
 	if err != nil {
@@ -89,6 +91,12 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 		fmt.Fprintf(&b, "answer: %s\n", last.Answer)
 	} else {
 		b.WriteString("answer: (none)\n")
+	}
+	if last.Data != nil {
+		fmt.Fprintf(&b, "data: %s\n", last.Data)
+	}
+	if last.Failure != "" {
+		fmt.Fprintf(&b, "failure: %s\n", last.Failure)
 	}
 	fmt.Fprintf(&b, "ended: %s after %d steps, %d model tokens", last.EndReason, last.N, last.Total.Total)
 	if runErr != nil {

@@ -60,7 +60,7 @@ type (
 	// strings) are read apart from the other fields: see boardLabels.
 	BoardTaskArgs struct {
 		ID              string   `json:"id,omitempty" jsonschema:"The task's id: letters, digits, '-' and '_'. Other tasks of the batch name it in after. Default: a generated id (returned)." schema:"maxLength=64"`
-		Instruction     string   `json:"instruction" jsonschema:"The task for a web surfer, in plain words: what to find or do, and what to answer." schema:"minLength=1,maxLength=16000"`
+		Instruction     string   `json:"instruction" jsonschema:"The task for a web surfer, in plain words: what to find or do, and what to answer. The answers of the tasks in after are given to it as quoted data; it may also quote one where needed: {{ID.answer}}, {{ID.result}} or {{ID.result.KEY}} for an ID in after." schema:"minLength=1,maxLength=16000"`
 		StartURL        string   `json:"start_url,omitempty" jsonschema:"A page to open before the first step (http or https)." schema:"maxLength=8192"`
 		After           []string `json:"after,omitempty" jsonschema:"Ids of tasks (of this batch or already on the board) that must be done before this one starts." schema:"maxItems=64,items.maxLength=64"`
 		Allow           []string `json:"allow,omitempty" jsonschema:"Host patterns (example.com, *.example.com) this task alone may reach: it narrows the workers' browsing policy, never widens it." schema:"maxItems=64,items.maxLength=253"`
@@ -116,10 +116,13 @@ type BoardRecord struct {
 	Created     time.Time         `json:"created"`
 	Started     time.Time         `json:"started,omitzero"`
 	Finished    time.Time         `json:"finished,omitzero"`
-	EndReason   string            `json:"end_reason,omitempty"`
-	Steps       int               `json:"steps,omitempty"`
-	Tokens      int               `json:"tokens,omitempty"`
-	Duration    string            `json:"duration,omitempty"`
+	// Data is the structured result, validated against the task's
+	// output schema.
+	Data      json.RawMessage `json:"data,omitempty"`
+	EndReason string          `json:"end_reason,omitempty"`
+	Steps     int             `json:"steps,omitempty"`
+	Tokens    int             `json:"tokens,omitempty"`
+	Duration  string          `json:"duration,omitempty"`
 	// Journal, Images and Report name files in the board's file store
 	// (surf board show, surf board report read them).
 	Journal string   `json:"journal,omitempty"`
@@ -153,7 +156,7 @@ func full(r board.Record) BoardRecord {
 		Finished:    r.Finished,
 	}
 	if res := r.Result; res != nil {
-		out.EndReason, out.Steps, out.Tokens = res.EndReason, res.Steps, res.Tokens
+		out.EndReason, out.Steps, out.Tokens, out.Data = res.EndReason, res.Steps, res.Tokens, res.Data
 		if res.Duration > 0 {
 			out.Duration = time.Duration(res.Duration).Round(time.Millisecond).String()
 		}
@@ -189,7 +192,7 @@ func (s *Server) boardTools() *tools.Registry {
 	}
 	reg.Add(
 		tools.New(BoardAddTool, "Put web tasks on surf's task board as one batch, with dependencies: a task runs once every task in its after list is done, and tasks without a path between them run in parallel on surf's workers. "+
-			"Returns each task's id and state (pending until its dependencies are done, then ready). A cycle or an unknown dependency refuses the whole batch. Follow them with board_wait or board_status, read them with board_result.",
+			"Returns each task's id and state (pending until its dependencies are done, then ready). A cycle or an unknown dependency refuses the whole batch. A task sees the answers (and structured results) of the tasks it runs after; with an output_schema its result carries JSON data validated against it. Follow them with board_wait or board_status, read them with board_result.",
 			s.boardAdd),
 		tools.New(BoardStatusTool, "List tasks on surf's task board (all, those named, or those in one state): id, state, worker, attempts, what the worker is doing now, and the answer or the reason it failed.",
 			s.boardStatus),
@@ -238,6 +241,7 @@ func (s *Server) boardGet(ctx context.Context, id string) (board.Record, error) 
 
 func (s *Server) boardAdd(ctx context.Context, in BoardAddArgs) (*tools.Result, error) {
 	labels, _ := ctx.Value(labelsKey{}).([]map[string]string)
+	schemas, _ := ctx.Value(schemaKey{}).([]json.RawMessage)
 	principal := boardPrincipal(ctx)
 	batch := map[string]bool{}
 	for _, a := range in.Tasks {
@@ -248,6 +252,9 @@ func (s *Server) boardAdd(ctx context.Context, in BoardAddArgs) (*tools.Result, 
 		t := board.Task{ID: a.ID, Instruction: a.Instruction, StartURL: a.StartURL, After: a.After, RunAfterFailure: a.RunAfterFailure, MaxSteps: a.MaxSteps}
 		if i < len(labels) {
 			t.Labels = labels[i]
+		}
+		if i < len(schemas) {
+			t.OutputSchema = schemas[i] // board.Add checks it
 		}
 		if principal != "" {
 			t.Labels = maps.Clone(t.Labels)
@@ -532,9 +539,51 @@ func boardSchema(s *jsonschema.Schema) *jsonschema.Schema {
 		AdditionalProperties: &jsonschema.Schema{Type: "string", MaxLength: jsonschema.Ptr(maxLabelLen)},
 		MaxProperties:        jsonschema.Ptr(maxLabels),
 	}
+	props[outputSchemaField] = outputSchemaProp()
 	item.Properties = props
-	item.PropertyOrder = append(item.PropertyOrder, "labels")
+	item.PropertyOrder = append(item.PropertyOrder, "labels", outputSchemaField)
 	return s
+}
+
+// boardOutputSchemas takes the output schemas out of board_add's tasks,
+// as boardLabels does the labels; board.Add checks them.
+func boardOutputSchemas(args json.RawMessage) ([]json.RawMessage, json.RawMessage, error) {
+	if !bytes.Contains(args, []byte(`"`+outputSchemaField+`"`)) {
+		return nil, args, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil, args, nil // the registry says what is wrong
+	}
+	var tasks []map[string]json.RawMessage
+	if json.Unmarshal(m["tasks"], &tasks) != nil {
+		return nil, args, nil
+	}
+	schemas := make([]json.RawMessage, len(tasks))
+	for i, t := range tasks {
+		raw, ok := t[outputSchemaField]
+		if !ok {
+			continue
+		}
+		delete(t, outputSchemaField)
+		if string(raw) == "null" {
+			continue
+		}
+		if len(bytes.TrimSpace(raw)) == 0 || bytes.TrimSpace(raw)[0] != '{' {
+			return nil, nil, fmt.Errorf("task %d: %s must be a JSON Schema object", i+1, outputSchemaField)
+		}
+		schemas[i] = raw
+	}
+	b, err := json.Marshal(tasks)
+	if err != nil {
+		return nil, nil, err
+	}
+	m["tasks"] = b
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return schemas, out, nil
 }
 
 func boardAnnotations(name string) *mcp.ToolAnnotations {
@@ -572,8 +621,13 @@ func (s *Server) boardHandler(name string) mcp.ToolHandler {
 			if err != nil {
 				return errorResult(fmt.Sprintf("invalid arguments for %s: %v", name, err))
 			}
+			schemas, rest, err := boardOutputSchemas(rest)
+			if err != nil {
+				return errorResult(fmt.Sprintf("invalid arguments for %s: %v", name, err))
+			}
 			args = rest
 			cctx = context.WithValue(cctx, labelsKey{}, labels)
+			cctx = context.WithValue(cctx, schemaKey{}, schemas)
 		}
 		if notify := s.notifier(cctx, req); notify != nil {
 			cctx = context.WithValue(cctx, notifyKey{}, notify)

@@ -65,7 +65,11 @@ func (bf *boardFixture) run(ctx context.Context, c *board.Claim) (*board.Result,
 	bf.mu.Lock()
 	bf.spans[c.Task.ID] = [2]time.Time{start, time.Now()}
 	bf.mu.Unlock()
-	return &board.Result{Answer: "answer to " + c.Task.Instruction, EndReason: "answered", Steps: 2, Tokens: 150, Journal: journal}, nil
+	res := &board.Result{Answer: "answer to " + c.Task.Instruction, EndReason: "answered", Steps: 2, Tokens: 150, Journal: journal}
+	if len(c.Task.OutputSchema) > 0 {
+		res.Data = json.RawMessage(`{"n":1}`)
+	}
+	return res, nil
 }
 
 // decodeResult reads a board tool's JSON result.

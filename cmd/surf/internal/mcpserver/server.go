@@ -344,6 +344,9 @@ func (s *Server) addTools(reg *tools.Registry, names []string, schema func(*json
 		if _, action := s.defs.Lookup(name); !action || name == WebsurferTool {
 			in = withoutReasoning(in)
 		}
+		if name == WebsurferTool {
+			in = withOutputSchemaArg(in)
+		}
 		s.mcp.AddTool(&mcp.Tool{
 			Name:        name,
 			Description: t.Description(),

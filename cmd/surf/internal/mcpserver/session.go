@@ -138,6 +138,14 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	// its turn from the other sessions.
 	defer turn.DropWhenDone(ctx)()
 
+	if name == WebsurferTool {
+		// before a browser context is opened for a call that cannot run
+		sch, rest, err := takeOutputSchema(args)
+		if err != nil {
+			return errorResult(fmt.Sprintf("invalid arguments for %s: %v", name, err))
+		}
+		args, ctx = rest, context.WithValue(ctx, schemaKey{}, sch)
+	}
 	b, note, ev, err := se.open(ctx)
 	if err != nil {
 		se.log.Warn("opening a browser session", "err", err)
