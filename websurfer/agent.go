@@ -560,6 +560,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 
 		// Gate and act.
 		r.fresh = nil
+		failsBefore := r.answerFails
 		var answer string
 		done := false
 		for i, tc := range msg.ToolCalls {
@@ -596,6 +597,9 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		// Loops and lack of progress.
 		key := fp + "|" + actionKey(msg.ToolCalls)
 		if r.fresh != nil && fingerprint(r.fresh) != fp {
+			r.repeats = 0
+		} else if r.answerFails > failsBefore {
+			// a structured answer refused: AnswerTries bounds those
 			r.repeats = 0
 		} else if key == r.prevKey {
 			r.repeats++
@@ -813,7 +817,9 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 		entry.Result = text
 	}
 	r.j.Write(entry)
-	r.breaker(st, resolved, res.IsError)
+	// A structured answer refused is counted by AnswerTries, not by the
+	// breaker, which would withhold stop_action itself.
+	r.breaker(st, resolved, res.IsError && refused == "")
 	if resolved == "stop_action" && !res.IsError {
 		var a struct {
 			Answer string `json:"answer"`

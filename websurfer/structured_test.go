@@ -1,13 +1,17 @@
 package websurfer
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
 	"github.com/surfkit/surf/journal"
+	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
 )
 
@@ -131,5 +135,45 @@ func TestRunHandedOnQuoted(t *testing.T) {
 	}
 	if n := events(t, f.journal)[journal.KindHandedOn]; n != 1 {
 		t.Errorf("%d handed_on journal lines", n)
+	}
+}
+
+// Structured answers refused are counted by AnswerTries alone: with more
+// tries than the breaker's failures, stop_action stays offered.
+func TestRunOutputSchemaTriesNotWithheld(t *testing.T) {
+	f := newAgentFixtureScript(t, func(site, a string) *fakeopenai.Script {
+		bad := fakeopenai.CallTool("stop_action", `{"answer":"12","data":{"price":"12","tags":[]}}`)
+		return fakeopenai.NewScript(bad, bad, bad,
+			fakeopenai.CallTool("stop_action", `{"answer":"12","data":{"price":12,"tags":[]}}`))
+	})
+	steps, err := f.run(t, "What does it cost?", RunOptions{StartURL: f.site.URL, OutputSchema: mustSchema(t, priceSchema), AnswerTries: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := last(steps); end.EndReason != journal.EndAnswered || string(end.Data) != `{"price":12,"tags":[]}` {
+		t.Fatalf("ended %q (%s), data %s", end.EndReason, end.Failure, end.Data)
+	}
+}
+
+// Handed-on results are redacted like page text: a secret's value in a
+// dependency's answer reaches the model as its placeholder.
+func TestRunHandedOnRedacted(t *testing.T) {
+	const value = "hunter2-very-secret"
+	sites := browsertest.ServeSites(t)
+	pol := policy.MustNew(policy.Config{
+		Allow:   []policy.HostRule{mustHostRule(t, strings.TrimPrefix(sites.A, "http://"))},
+		Secrets: []policy.Secret{{Name: "PASSWORD", Value: value, Hosts: []policy.HostRule{mustHostRule(t, "127.0.0.1")}}},
+	})
+	fake := fakeopenai.Start(t, fakeopenai.NewScript(fakeopenai.CallTool("stop_action", `{"answer":"done"}`)))
+	sess := browsertest.Session(t, sandbox.SessionConfig{Policy: pol})
+	s := newSurfer(t, Config{Session: sess, Model: newModel(t, fake)})
+	for _, err := range s.Run(context.Background(), "Use {{B.answer}}.", RunOptions{HandedOn: []HandedOn{{Task: "B", Answer: "the password is " + value, Data: json.RawMessage(`{"p":"` + value + `"}`)}}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := llm.Text(fake.Requests()[0].Chat.Messages[1])
+	if strings.Contains(first, value) || !strings.Contains(first, "the password is <secret:PASSWORD>") {
+		t.Errorf("the handed-on block is not redacted:\n%s", first)
 	}
 }

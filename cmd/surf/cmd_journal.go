@@ -90,6 +90,8 @@ func showJournal(w io.Writer, entries []journal.Entry) {
 			fmt.Fprintf(w, "   fix    %s\n", textcut.Flat(e.Message, 200))
 		case journal.KindRecovered:
 			fmt.Fprintf(w, "   crash  %s\n", textcut.Flat(e.Message, 200))
+		case journal.KindHandedOn:
+			fmt.Fprintf(w, "handed on: %s\n", textcut.Flat(e.Message, 400))
 		case journal.KindEnded:
 			fmt.Fprintf(w, "\nended: %s after %d steps", e.EndReason, e.Steps)
 			if e.Usage != nil {
@@ -98,6 +100,9 @@ func showJournal(w io.Writer, entries []journal.Entry) {
 			fmt.Fprintf(w, ", %s\n", time.Duration(e.Duration).Round(time.Millisecond))
 			if e.Answer != "" {
 				fmt.Fprintf(w, "answer: %s\n", e.Answer)
+			}
+			if len(e.Data) > 0 {
+				fmt.Fprintf(w, "data: %s\n", textcut.Bytes(string(e.Data), 2000))
 			}
 			if e.Error != "" {
 				fmt.Fprintf(w, "error: %s\n", e.Error)

@@ -296,6 +296,9 @@ func build(j *Journal, opts Options) (*page, Summary) {
 			ev.Text = newText(e.Message, opts.MaxText)
 			ev.Err = newText(e.Error, opts.MaxText)
 			s.recovered = true
+		case journal.KindHandedOn:
+			ev.Label = "handed on"
+			ev.Text = newText(e.Message, opts.MaxText)
 		case journal.KindTakenOver:
 			ev.Label = "taken over"
 			ev.Text = newText(e.Message, opts.MaxText)
