@@ -105,8 +105,9 @@ type RunOptions struct {
 	AnswerTries  int
 	// HandedOn are the results of the tasks this task runs after. The
 	// model sees them after the task, redacted, each answer and result
-	// cut to HandedOnBytes (zero means DefaultHandedOnBytes) and quoted
-	// as data, not instructions. The journal records the block
+	// cut to HandedOnBytes (zero means DefaultHandedOnBytes; with more
+	// than six answers and results, the block's 6*HandedOnBytes are
+	// shared evenly among them) and quoted as data, not instructions. The journal records the block
 	// (journal.KindHandedOn).
 	HandedOn      []HandedOn
 	HandedOnBytes int

@@ -3,6 +3,7 @@ package websurfer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -175,5 +176,22 @@ func TestRunHandedOnRedacted(t *testing.T) {
 	first := llm.Text(fake.Requests()[0].Chat.Messages[1])
 	if strings.Contains(first, value) || !strings.Contains(first, "the password is <secret:PASSWORD>") {
 		t.Errorf("the handed-on block is not redacted:\n%s", first)
+	}
+}
+
+func TestHandedOnSharesItsBudget(t *testing.T) {
+	var hs []HandedOn
+	for i := range 12 {
+		hs = append(hs, HandedOn{Task: fmt.Sprintf("T%d", i), Answer: strings.Repeat("a", 5000)})
+	}
+	_, block := handedOn("x", hs, 1000, func(s string) string { return s })
+	if n := strings.Count(block, strings.Repeat("a", 500)+"…"); n != 12 {
+		t.Errorf("%d of 12 answers cut to 500 bytes:\n%.600s", n, block)
+	}
+	if len(block) > 6*1000+12*200 {
+		t.Errorf("the block is %d bytes", len(block))
+	}
+	if !strings.Contains(block, "each cut to 500 bytes") {
+		t.Errorf("the block does not state its cut: %.300s", block)
 	}
 }
