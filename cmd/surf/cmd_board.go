@@ -523,15 +523,9 @@ func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef(c, "list takes no arguments; to see one task, run 'surf board show %s'", fs.Arg(0))
 	}
-	states := map[board.State]bool{}
-	for _, list := range *stateFlags {
-		for _, s := range strings.Split(list, ",") {
-			st := board.State(strings.ToLower(strings.TrimSpace(s)))
-			if !slices.Contains(allStates, st) {
-				return usagef(c, "--state %q: the states are pending, ready, running, done, failed and cancelled", s)
-			}
-			states[st] = true
-		}
+	states, err := parseStates(c, *stateFlags)
+	if err != nil {
+		return err
 	}
 	labels, err := parseLabels(*labelFlags)
 	if err != nil {
@@ -546,6 +540,40 @@ func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
+	recs := selectRecords(all, states, labels)
+	if *asJSON {
+		return printBoardJSON(cli.Stdout, recs)
+	}
+	if len(recs) == 0 {
+		if len(all) == 0 {
+			fmt.Fprintln(cli.Stdout, "no tasks on the board")
+		} else {
+			fmt.Fprintf(cli.Stdout, "no tasks match (%d on the board)\n", len(all))
+		}
+		return nil
+	}
+	printTable(cli.Stdout, recs, time.Now(), termWidth(cli.Stdout))
+	return nil
+}
+
+// parseStates reads --state flags (repeatable, comma-separated).
+func parseStates(c *command, flags []string) (map[board.State]bool, error) {
+	states := map[board.State]bool{}
+	for _, list := range flags {
+		for _, s := range strings.Split(list, ",") {
+			st := board.State(strings.ToLower(strings.TrimSpace(s)))
+			if !slices.Contains(allStates, st) {
+				return nil, usagef(c, "--state %q: the states are pending, ready, running, done, failed and cancelled", s)
+			}
+			states[st] = true
+		}
+	}
+	return states, nil
+}
+
+// selectRecords keeps the records in one of states (any, when empty)
+// that have every label of labels.
+func selectRecords(all []board.Record, states map[board.State]bool, labels map[string]string) []board.Record {
 	recs := []board.Record{}
 	for _, r := range all {
 		if len(states) > 0 && !states[r.State] {
@@ -561,19 +589,7 @@ func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 			recs = append(recs, r)
 		}
 	}
-	if *asJSON {
-		return printBoardJSON(cli.Stdout, recs)
-	}
-	if len(recs) == 0 {
-		if len(all) == 0 {
-			fmt.Fprintln(cli.Stdout, "no tasks on the board")
-		} else {
-			fmt.Fprintf(cli.Stdout, "no tasks match (%d on the board)\n", len(all))
-		}
-		return nil
-	}
-	printTable(cli.Stdout, recs, time.Now(), termWidth(cli.Stdout))
-	return nil
+	return recs
 }
 
 // termWidth is w's width when it is a terminal, else 120.
@@ -1376,15 +1392,9 @@ func boardExport(ctx context.Context, cli *CLI, c *command, args []string) error
 	if *format != "jsonl" && *format != "csv" {
 		return usagef(c, "--format %q: jsonl or csv", *format)
 	}
-	states := map[board.State]bool{}
-	for _, list := range *stateFlags {
-		for _, s := range strings.Split(list, ",") {
-			st := board.State(strings.ToLower(strings.TrimSpace(s)))
-			if !slices.Contains(allStates, st) {
-				return usagef(c, "--state %q: the states are pending, ready, running, done, failed and cancelled", s)
-			}
-			states[st] = true
-		}
+	states, err := parseStates(c, *stateFlags)
+	if err != nil {
+		return err
 	}
 	labels, err := parseLabels(*labelFlags)
 	if err != nil {
@@ -1399,21 +1409,7 @@ func boardExport(ctx context.Context, cli *CLI, c *command, args []string) error
 	if err != nil {
 		return err
 	}
-	var recs []board.Record
-	for _, r := range all {
-		if len(states) > 0 && !states[r.State] {
-			continue
-		}
-		match := true
-		for k, v := range labels {
-			if got, ok := r.Task.Labels[k]; !ok || got != v {
-				match = false
-			}
-		}
-		if match {
-			recs = append(recs, r)
-		}
-	}
+	recs := selectRecords(all, states, labels)
 	if *format == "csv" {
 		return board.ExportCSV(cli.Stdout, recs)
 	}
