@@ -28,6 +28,7 @@
 //   - internal/proc: process questions (alive, by environment, command line).
 //   - internal/admit: turns at the browser: how much browser work runs at once.
 //   - internal/termsafe: page- and file-derived text made safe to print on a terminal.
+//   - internal/taskref: references to other tasks' results in a board task's instruction ({{B.answer}}).
 //
 // Internal libraries of the public packages (internal/), which may import
 // public packages:
