@@ -514,8 +514,7 @@ var allStates = []board.State{board.Pending, board.Ready, board.Running, board.D
 func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
 	bf := addBoardFlags(fs)
-	stateFlags := fs.StringArray("state", nil, "")
-	labelFlags := fs.StringArray("label", nil, "")
+	sel := addSelectionFlags(fs)
 	asJSON := fs.Bool("json", false, "")
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
@@ -523,24 +522,10 @@ func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef(c, "list takes no arguments; to see one task, run 'surf board show %s'", fs.Arg(0))
 	}
-	states, err := parseStates(c, *stateFlags)
+	recs, all, err := sel.records(ctx, cli, c, bf)
 	if err != nil {
 		return err
 	}
-	labels, err := parseLabels(*labelFlags)
-	if err != nil {
-		return usagef(c, "%v", err)
-	}
-	b, err := bf.open(ctx, cli, nil)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	all, err := b.List(ctx)
-	if err != nil {
-		return err
-	}
-	recs := selectRecords(all, states, labels)
 	if *asJSON {
 		return printBoardJSON(cli.Stdout, recs)
 	}
@@ -554,6 +539,35 @@ func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	printTable(cli.Stdout, recs, time.Now(), termWidth(cli.Stdout))
 	return nil
+}
+
+// selection is the --state and --label flags that list and export share.
+type selection struct{ states, labels *[]string }
+
+func addSelectionFlags(fs *pflag.FlagSet) selection {
+	return selection{fs.StringArray("state", nil, ""), fs.StringArray("label", nil, "")}
+}
+
+// records reads the board's tasks and keeps those the flags select; all
+// is every task on the board.
+func (sel selection) records(ctx context.Context, cli *CLI, c *command, bf *boardFlags) (recs, all []board.Record, err error) {
+	states, err := parseStates(c, *sel.states)
+	if err != nil {
+		return nil, nil, err
+	}
+	labels, err := parseLabels(*sel.labels)
+	if err != nil {
+		return nil, nil, usagef(c, "%v", err)
+	}
+	b, err := bf.open(ctx, cli, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	if all, err = b.List(ctx); err != nil {
+		return nil, nil, err
+	}
+	return selectRecords(all, states, labels), all, nil
 }
 
 // parseStates reads --state flags (repeatable, comma-separated).
@@ -1381,8 +1395,7 @@ func boardExport(ctx context.Context, cli *CLI, c *command, args []string) error
 	fs := newFlags(c)
 	bf := addBoardFlags(fs)
 	format := fs.String("format", "jsonl", "")
-	stateFlags := fs.StringArray("state", nil, "")
-	labelFlags := fs.StringArray("label", nil, "")
+	sel := addSelectionFlags(fs)
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
 	}
@@ -1392,24 +1405,10 @@ func boardExport(ctx context.Context, cli *CLI, c *command, args []string) error
 	if *format != "jsonl" && *format != "csv" {
 		return usagef(c, "--format %q: jsonl or csv", *format)
 	}
-	states, err := parseStates(c, *stateFlags)
+	recs, _, err := sel.records(ctx, cli, c, bf)
 	if err != nil {
 		return err
 	}
-	labels, err := parseLabels(*labelFlags)
-	if err != nil {
-		return usagef(c, "%v", err)
-	}
-	b, err := bf.open(ctx, cli, nil)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	all, err := b.List(ctx)
-	if err != nil {
-		return err
-	}
-	recs := selectRecords(all, states, labels)
 	if *format == "csv" {
 		return board.ExportCSV(cli.Stdout, recs)
 	}
