@@ -472,43 +472,58 @@ type notifyKey struct{}
 // registry's schemas cannot express (an object of strings), and checks
 // them. The other arguments go through the registry as usual.
 func boardLabels(args json.RawMessage) ([]map[string]string, json.RawMessage, error) {
-	if !bytes.Contains(args, []byte(`"labels"`)) {
+	return takeTaskField(args, "labels", func(i int, raw json.RawMessage) (map[string]string, error) {
+		var l map[string]string
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, fmt.Errorf("task %d: labels must be an object of strings", i+1)
+		}
+		if len(l) > maxLabels {
+			return nil, fmt.Errorf("task %d: %d labels; at most %d", i+1, len(l), maxLabels)
+		}
+		for k, v := range l {
+			if k == PrincipalLabel {
+				return nil, fmt.Errorf("task %d: the label %s is surf's own: it names the principal that added the task", i+1, PrincipalLabel)
+			}
+			if k == "" || utf8.RuneCountInString(k) > maxLabelLen || utf8.RuneCountInString(v) > maxLabelLen {
+				return nil, fmt.Errorf("task %d: label keys must be 1 to %d characters and values at most %d", i+1, maxLabelLen, maxLabelLen)
+			}
+		}
+		return l, nil
+	})
+}
+
+// takeTaskField takes field out of each of board_add's tasks in args and
+// reads it with read (given the task's index; a null or missing field is
+// the zero value). It returns the values and the arguments without the
+// field. Arguments that are not board_add's shape come back as they are:
+// the registry says what is wrong with them.
+func takeTaskField[T any](args json.RawMessage, field string, read func(int, json.RawMessage) (T, error)) ([]T, json.RawMessage, error) {
+	if !bytes.Contains(args, []byte(`"`+field+`"`)) {
 		return nil, args, nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
-		return nil, args, nil // the registry says what is wrong
+		return nil, args, nil
 	}
 	var tasks []map[string]json.RawMessage
 	if json.Unmarshal(m["tasks"], &tasks) != nil {
 		return nil, args, nil
 	}
-	labels := make([]map[string]string, len(tasks))
+	vals := make([]T, len(tasks))
 	for i, t := range tasks {
-		raw, ok := t["labels"]
+		raw, ok := t[field]
 		if !ok {
 			continue
 		}
-		delete(t, "labels")
+		delete(t, field)
 		if string(raw) == "null" {
 			continue
 		}
-		var l map[string]string
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return nil, nil, fmt.Errorf("task %d: labels must be an object of strings", i+1)
+		v, err := read(i, raw)
+		if err != nil {
+			return nil, nil, err
 		}
-		if len(l) > maxLabels {
-			return nil, nil, fmt.Errorf("task %d: %d labels; at most %d", i+1, len(l), maxLabels)
-		}
-		for k, v := range l {
-			if k == PrincipalLabel {
-				return nil, nil, fmt.Errorf("task %d: the label %s is surf's own: it names the principal that added the task", i+1, PrincipalLabel)
-			}
-			if k == "" || utf8.RuneCountInString(k) > maxLabelLen || utf8.RuneCountInString(v) > maxLabelLen {
-				return nil, nil, fmt.Errorf("task %d: label keys must be 1 to %d characters and values at most %d", i+1, maxLabelLen, maxLabelLen)
-			}
-		}
-		labels[i] = l
+		vals[i] = v
 	}
 	b, err := json.Marshal(tasks)
 	if err != nil {
@@ -519,7 +534,7 @@ func boardLabels(args json.RawMessage) ([]map[string]string, json.RawMessage, er
 	if err != nil {
 		return nil, nil, err
 	}
-	return labels, out, nil
+	return vals, out, nil
 }
 
 // boardSchema adds the labels of board_add's tasks to its listed schema.
@@ -548,42 +563,12 @@ func boardSchema(s *jsonschema.Schema) *jsonschema.Schema {
 // boardOutputSchemas takes the output schemas out of board_add's tasks,
 // as boardLabels does the labels; board.Add checks them.
 func boardOutputSchemas(args json.RawMessage) ([]json.RawMessage, json.RawMessage, error) {
-	if !bytes.Contains(args, []byte(`"`+outputSchemaField+`"`)) {
-		return nil, args, nil
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(args, &m) != nil {
-		return nil, args, nil // the registry says what is wrong
-	}
-	var tasks []map[string]json.RawMessage
-	if json.Unmarshal(m["tasks"], &tasks) != nil {
-		return nil, args, nil
-	}
-	schemas := make([]json.RawMessage, len(tasks))
-	for i, t := range tasks {
-		raw, ok := t[outputSchemaField]
-		if !ok {
-			continue
+	return takeTaskField(args, outputSchemaField, func(i int, raw json.RawMessage) (json.RawMessage, error) {
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+			return nil, fmt.Errorf("task %d: %s must be a JSON Schema object", i+1, outputSchemaField)
 		}
-		delete(t, outputSchemaField)
-		if string(raw) == "null" {
-			continue
-		}
-		if len(bytes.TrimSpace(raw)) == 0 || bytes.TrimSpace(raw)[0] != '{' {
-			return nil, nil, fmt.Errorf("task %d: %s must be a JSON Schema object", i+1, outputSchemaField)
-		}
-		schemas[i] = raw
-	}
-	b, err := json.Marshal(tasks)
-	if err != nil {
-		return nil, nil, err
-	}
-	m["tasks"] = b
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, nil, err
-	}
-	return schemas, out, nil
+		return raw, nil
+	})
 }
 
 func boardAnnotations(name string) *mcp.ToolAnnotations {
