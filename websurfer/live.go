@@ -158,6 +158,7 @@ type caster struct {
 	stop     func()        // ends the loop; nil when none runs
 	done     chan struct{} // closed when the loop has stopped
 	started  atomic.Int64  // Page.startScreencast calls, for tests
+	kicks    atomic.Int64  // of them, starts again after no frame came
 }
 
 // Screencast streams the active tab's frames to frame until ctx ends:
@@ -298,6 +299,19 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 	tick := time.NewTicker(castPoll)
 	defer tick.Stop()
 	var failed *tab // the tab the screencast last failed to start on
+	// Chromium sends a screencast frame when the page paints (and one
+	// when the screencast starts), but a start that races a navigation's
+	// change of renderer, or a busy machine, can leave a screencast that
+	// sends nothing on a page that then never paints again: the viewer
+	// would wait for a first frame forever. While the screencast on the
+	// tab has sent no frame, the loop takes one itself after castKick
+	// and starts the screencast again, waiting longer each time.
+	var (
+		framed   bool // the screencast on cur has sent a frame
+		kicked   bool // the screencast was stopped to be started again
+		kickAt   time.Time
+		kickWait time.Duration
+	)
 	for {
 		if s.gone.Load() {
 			return
@@ -308,7 +322,12 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 		if sh := s.act.shown.Load(); sh != nil && (cur == nil || sh.t != cur.t) && sh.t != failed {
 			stopOn()
 			ch, cancel := sh.t.sess.Subscribe("Page.screencastFrame")
-			s.cast.started.Add(1)
+			if kicked {
+				s.cast.kicks.Add(1)
+			} else {
+				s.cast.started.Add(1)
+			}
+			kicked = false
 			if _, err := cdp.Call(ctx, sh.t.sess, page.StartScreencast, params); err != nil {
 				cancel()
 				if ctx.Err() != nil {
@@ -318,6 +337,13 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 				failed = sh.t
 			} else {
 				cur, events, unsub, failed = sh, ch, cancel, nil
+				if castSilent.Load() { // tests: a screencast that sends nothing
+					events = nil
+				}
+				if framed || kickWait == 0 {
+					kickWait = castKick
+				}
+				framed, kickAt = false, time.Now().Add(kickWait)
 			}
 		} else if sh != nil && cur != nil && sh.idx != cur.idx {
 			cur = &shownTab{t: cur.t, idx: sh.idx} // the same tab, moved in the list
@@ -326,6 +352,16 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			if cur != nil && !framed && time.Now().After(kickAt) {
+				if f, err := s.castFrameNow(ctx, cur, o); err != nil {
+					s.log.Debug("taking a live frame", "err", err)
+				} else if f.JPEG != nil {
+					s.deliver(f)
+				}
+				kickWait = min(2*kickWait, castKickMax)
+				stopOn() // and started again on the next turn
+				kicked = true
+			}
 		case v, ok := <-events:
 			if !ok { // the tab's session ended
 				cur, events, unsub = nil, nil, nil
@@ -356,11 +392,61 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 				f.Width, f.Height = jpegSize(f.JPEG)
 				s.deliver(f)
 			}
+			framed = true
 			if _, err := cdp.Call(ctx, cur.t.sess, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: ev.SessionID}); err != nil && ctx.Err() == nil {
 				s.log.Debug("acknowledging a screencast frame", "err", err)
 			}
 		}
 	}
+}
+
+// castKick is how long a screencast that has sent no frame runs before
+// the loop takes a frame itself and starts it again; the wait doubles up
+// to castKickMax while none comes.
+const (
+	castKick    = time.Second
+	castKickMax = 8 * time.Second
+)
+
+// castSilent makes every screencast send nothing (tests).
+var castSilent atomic.Bool
+
+// castFrameNow takes a frame of t as the screencast would send it: the
+// viewport, within the screencast's size, masked like every frame.
+func (s *Surfer) castFrameNow(ctx context.Context, t *shownTab, o ScreencastOptions) (Frame, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var m page.GetLayoutMetricsResult
+	if err := t.t.sess.Call(ctx, page.CommandGetLayoutMetrics, nil, &m); err != nil {
+		return Frame{}, fmt.Errorf("reading the viewport: %w", err)
+	}
+	vp := m.CSSVisualViewport
+	if vp == nil || vp.ClientWidth <= 0 || vp.ClientHeight <= 0 {
+		return Frame{}, errors.New("reading the viewport: no visual viewport")
+	}
+	scale := min(1, float64(o.MaxWidth)/vp.ClientWidth, float64(o.MaxHeight)/vp.ClientHeight)
+	q := int64(o.Quality)
+	yes := true
+	var res screenshotResult
+	if err := t.t.sess.Call(ctx, page.CommandCaptureScreenshot, page.CaptureScreenshotParams{
+		Format:      page.CaptureScreenshotFormatJpeg,
+		Quality:     &q,
+		FromSurface: &yes,
+		Clip:        &page.Viewport{X: vp.PageX, Y: vp.PageY, Width: vp.ClientWidth, Height: vp.ClientHeight, Scale: scale},
+	}, &res); err != nil {
+		return Frame{}, fmt.Errorf("taking a screenshot: %w", err)
+	}
+	f := Frame{JPEG: res.data, URL: s.pol.Redact(t.t.page.URL()), Tab: t.idx, At: time.Now(),
+		ViewportWidth: vp.ClientWidth, ViewportHeight: vp.ClientHeight}
+	if s.hasSecrets() {
+		masked, err := s.maskNow(ctx, t.t, res.data, o.Quality)
+		if err != nil {
+			return Frame{}, fmt.Errorf("masking secrets: %w", err)
+		}
+		f.JPEG = masked
+	}
+	f.Width, f.Height = jpegSize(f.JPEG)
+	return f, nil
 }
 
 // jpegSize reads a JPEG's size from its header.

@@ -799,3 +799,33 @@ func TestTypedTextHidesOnlyWhatWasTyped(t *testing.T) {
 		t.Errorf("the page's own words were changed:\n%s", text)
 	}
 }
+
+// A screencast that sends nothing (Chromium sends no frame when a start
+// races a change of renderer, or on a busy machine, and a page that then
+// never paints sends none later): the viewer still gets frames, taken by
+// the loop itself within the screencast's size, and they follow the page.
+func TestScreencastThatSendsNothing(t *testing.T) {
+	s, sites := liveSurfer(t, Config{}, sandbox.SessionConfig{})
+	if _, err := s.VisitURL(context.Background(), sites.A+"/live/page"); err != nil {
+		t.Fatal(err)
+	}
+	castSilent.Store(true)
+	t.Cleanup(func() { castSilent.Store(false) })
+	frames, stop := watch(t, s, ScreencastOptions{Quality: 50, MaxWidth: 400})
+	first := nextFrame(t, frames, "from a silent screencast", func(Frame) bool { return true })
+	vp := s.sess.Info().Viewport
+	if first.Width != 400 || first.ViewportWidth != float64(vp.Width) || first.ViewportHeight != float64(vp.Height) ||
+		!strings.HasSuffix(first.URL, "/live/page") || !bytes.HasPrefix(first.JPEG, []byte{0xff, 0xd8}) {
+		t.Fatalf("first frame: %dx%d of a %gx%g viewport, url %q", first.Width, first.Height, first.ViewportWidth, first.ViewportHeight, first.URL)
+	}
+	if _, err := s.Page().Evaluate(`document.body.style.background = '#123'`); err != nil {
+		t.Fatal(err)
+	}
+	nextFrame(t, frames, "after the page changed", func(f Frame) bool { return !bytes.Equal(f.JPEG, first.JPEG) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n, k := s.cast.started.Load(), s.cast.kicks.Load(); n != 1 || k == 0 {
+		t.Errorf("%d screencasts started and %d started again; want one, started again", n, k)
+	}
+}
