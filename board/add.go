@@ -430,30 +430,52 @@ type Event struct {
 // Watch yields every record of the board (or of the ids given), first as
 // they are, then each change as it happens, until ctx ends or the
 // consumer stops. An error ends the sequence.
+//
+// A watch follows the board through a NATS node's loss: a KV watcher's
+// consumer can be lost with the node that held it and never come back
+// (nats.go's ordered consumer gives up on some errors while a leader is
+// elected), so a watch that has had no update for watchCheck asks the
+// bucket how far it has gone and, when the bucket is past what the watch
+// has seen, starts a new watcher; what it yields again is skipped by
+// revision.
 func (b *Board) Watch(ctx context.Context, ids ...string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		var w jetstream.KeyWatcher
-		err := retry(ctx, func(cctx context.Context) error {
-			var err error
-			// the watcher lives as long as ctx, not the attempt
-			if len(ids) == 0 {
-				w, err = b.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-			} else {
-				// WatchFiltered rewrites the slice it is given into subjects
-				w, err = b.kv.WatchFiltered(ctx, slices.Clone(ids), jetstream.IgnoreDeletes())
-			}
-			return err
-		})
+		w, err := b.keyWatcher(ctx, ids)
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		defer w.Stop()
-		initial := true
+		defer func() { w.Stop() }()
+		var (
+			initial = true
+			seen    = map[string]uint64{} // each key's revision yielded last
+			upTo    uint64                // the bucket's sequence the watch has seen to
+			quiet   = time.Now()
+		)
+		check := time.NewTicker(watchCheck)
+		defer check.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-check.C:
+				if time.Since(quiet) < watchCheck {
+					continue
+				}
+				last, ok := b.bucketSeq(ctx)
+				if !ok || last <= upTo {
+					continue
+				}
+				nw, err := b.keyWatcher(ctx, ids)
+				if err != nil {
+					if ctx.Err() == nil {
+						yield(Event{}, err)
+					}
+					return
+				}
+				b.log.Debug("board: a watch fell behind the board; watching again", "seen", upTo, "board", last)
+				w.Stop()
+				w, upTo, quiet = nw, last, time.Now()
 			case e, ok := <-w.Updates():
 				if !ok {
 					if ctx.Err() == nil {
@@ -461,10 +483,16 @@ func (b *Board) Watch(ctx context.Context, ids ...string) iter.Seq2[Event, error
 					}
 					return
 				}
+				quiet = time.Now()
 				if e == nil {
 					initial = false
 					continue
 				}
+				if e.Revision() <= seen[e.Key()] {
+					continue // yielded before the watcher was replaced
+				}
+				seen[e.Key()] = e.Revision()
+				upTo = max(upTo, e.Revision())
 				rec, err := decode(e)
 				if err != nil {
 					continue
@@ -475,4 +503,48 @@ func (b *Board) Watch(ctx context.Context, ids ...string) iter.Seq2[Event, error
 			}
 		}
 	}
+}
+
+// watchCheck is how long a watch goes without an update before it checks
+// that it has not fallen behind the board (see Board.Watch).
+const watchCheck = 3 * time.Second
+
+// keyWatcher starts a watcher of the board's records (of ids, or all),
+// living as long as ctx.
+func (b *Board) keyWatcher(ctx context.Context, ids []string) (jetstream.KeyWatcher, error) {
+	var w jetstream.KeyWatcher
+	err := retry(ctx, func(cctx context.Context) error {
+		var err error
+		// the watcher lives as long as ctx, not the attempt
+		if len(ids) == 0 {
+			w, err = b.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+		} else {
+			// WatchFiltered rewrites the slice it is given into subjects
+			w, err = b.kv.WatchFiltered(ctx, slices.Clone(ids), jetstream.IgnoreDeletes())
+		}
+		return err
+	})
+	if err == nil && watchHook != nil {
+		w = watchHook(w)
+	}
+	return w, err
+}
+
+// watchHook, when set (tests), wraps every watcher a watch starts.
+var watchHook func(jetstream.KeyWatcher) jetstream.KeyWatcher
+
+// bucketSeq is the last sequence of the records' bucket; false when it
+// cannot be read now (a leader being elected).
+func (b *Board) bucketSeq(ctx context.Context) (uint64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := b.kv.Status(ctx)
+	if err != nil {
+		return 0, false
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok || bs.StreamInfo() == nil {
+		return 0, false
+	}
+	return bs.StreamInfo().State.LastSeq, true
 }

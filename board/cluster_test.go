@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -268,7 +269,8 @@ func TestClusterFileLeaderLostWhileStoring(t *testing.T) {
 		t.Fatalf("the file store's leader %q is none of the nodes", leaderName)
 	}
 	open := func(i int) *Board {
-		b, err := Open(ctx, Config{URL: srvs[i].ClientURL(), Lease: 30 * time.Second, AckWait: time.Second})
+		b, err := Open(ctx, Config{URL: srvs[i].ClientURL(), Lease: 30 * time.Second, AckWait: time.Second,
+			Logger: slog.New(slog.NewTextHandler(tlogw{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		if err != nil {
 			t.Fatalf("opening the board on %s: %v", srvs[i].Name(), err)
 		}
@@ -326,7 +328,11 @@ func TestClusterFileLeaderLostWhileStoring(t *testing.T) {
 
 	got, err := watcher.Wait(ctx, "store")
 	if err != nil {
-		t.Fatal(err)
+		c2, cc := context.WithTimeout(context.Background(), 10*time.Second)
+		r1, e1 := watcher.Get(c2, "store")
+		r2, e2 := worker.Get(c2, "store")
+		cc()
+		t.Fatalf("waiting for the task: %v (the watcher's node has it %s after %d attempts (%v), the worker's %s after %d (%v))", err, r1.State, r1.Attempts, e1, r2.State, r2.Attempts, e2)
 	}
 	t.Logf("the run's end was recorded %s after the leader was stopped", time.Since(stopped).Round(100*time.Millisecond))
 	r := got[0]
@@ -354,3 +360,8 @@ func TestClusterFileLeaderLostWhileStoring(t *testing.T) {
 		t.Errorf("the image read back is %d bytes, not the %d stored", len(back), len(big))
 	}
 }
+
+// tlogw writes a board's log to the test's.
+type tlogw struct{ t *testing.T }
+
+func (w tlogw) Write(b []byte) (int, error) { w.t.Logf("%s", b); return len(b), nil }
