@@ -53,13 +53,15 @@ func (r *Registry) AddToMCPServer(s *mcp.Server, offered func(context.Context) [
 }
 
 // MCPResult converts a Result to an MCP tool result: the text (if any)
-// then the images, with IsError carried over.
+// then the images, with IsError and Data (as structuredContent) carried
+// over.
 func MCPResult(res *Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: []mcp.Content{}}
 	if res == nil {
 		return out
 	}
 	out.IsError = res.IsError
+	out.StructuredContent = res.Data
 	if res.Text != "" || len(res.Images) == 0 {
 		out.Content = append(out.Content, &mcp.TextContent{Text: res.Text})
 	}

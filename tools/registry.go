@@ -280,14 +280,14 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 			if out.Text != "" {
 				res.Text += "\n" + out.Text
 			}
-			res.Images = out.Images
+			res.Images, res.Data = out.Images, out.Data
 		}
 		return res, nil
 	case herr != nil:
 		return nil, fmt.Errorf("running tool %s: %w", canon, herr)
 	}
 	if out != nil {
-		res.Text, res.Images, res.IsError = out.Text, out.Images, out.IsError
+		res.Text, res.Images, res.IsError, res.Data = out.Text, out.Images, out.IsError, out.Data
 	}
 	return res, nil
 }

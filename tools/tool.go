@@ -167,6 +167,11 @@ type Result struct {
 	Text    string
 	Images  []Image
 	IsError bool // the call failed; Text says why
+	// Data is the result as structured data, for callers that read it
+	// (an MCP client gets it as structuredContent, beside the text); nil
+	// means none. It must marshal to JSON matching the tool's output
+	// schema, if it declares one. The model reads Text, never Data.
+	Data any
 
 	// Tool is the registered name the call resolved to ("" when the
 	// called name matched no tool).

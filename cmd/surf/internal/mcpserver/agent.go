@@ -117,6 +117,17 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 	}
 	res := tools.Text(strings.TrimRight(b.String(), "\n"))
 	res.IsError = last.EndReason != journal.EndAnswered
+	data := WebsurferResult{Answer: last.Answer, Data: last.Data, Failure: last.Failure, EndReason: string(last.EndReason), Steps: last.N, Tokens: last.Total.Total, Journal: jpath, Summary: lines}
+	if data.Summary == nil {
+		data.Summary = []string{}
+	}
+	if runErr != nil {
+		data.Error = runErr.Error()
+	}
+	if o := surf.Last(); o != nil {
+		data.LastURL, data.LastTitle = o.URL, o.Title
+	}
+	res.Data = data
 	return res, nil
 }
 

@@ -27,7 +27,8 @@ import (
 // change state) and read what they produced (board_result); board_cancel
 // stops one. Workers (surf work, or a program's board.Work) run the
 // tasks; the server only talks to the board, and opens no browser context
-// for these tools. Results are JSON text.
+// for these tools. Results are JSON, as text and as structured content
+// (data.go).
 
 // The board tools' names.
 const (
@@ -165,13 +166,16 @@ func full(r board.Record) BoardRecord {
 	return out
 }
 
-// jsonResult is v as a result's text.
+// jsonResult is v as a result's text, and as its data (structured
+// content).
 func jsonResult(v any) (*tools.Result, error) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	return tools.Text(string(b)), nil
+	res := tools.Text(string(b))
+	res.Data = v
+	return res, nil
 }
 
 // boardError makes an error of the board a tool error: the caller can
@@ -306,9 +310,7 @@ func (s *Server) boardAdd(ctx context.Context, in BoardAddArgs) (*tools.Result, 
 	if err != nil {
 		return nil, boardError(ctx, "the batch was not added", err)
 	}
-	out := struct {
-		Tasks []BoardTask `json:"tasks"`
-	}{}
+	out := BoardTasks{Tasks: []BoardTask{}}
 	for _, r := range recs {
 		out.Tasks = append(out.Tasks, brief(r, answerCut))
 	}
@@ -336,10 +338,7 @@ func (s *Server) boardStatus(ctx context.Context, in BoardStatusArgs) (*tools.Re
 	if in.State != "" {
 		recs = slices.DeleteFunc(recs, func(r board.Record) bool { return string(r.State) != in.State })
 	}
-	out := struct {
-		Tasks []BoardTask `json:"tasks"`
-		More  int         `json:"more,omitempty"`
-	}{Tasks: []BoardTask{}}
+	out := BoardStatus{Tasks: []BoardTask{}}
 	if n := len(recs); n > maxBoardList {
 		out.More = n - maxBoardList
 		recs = recs[n-maxBoardList:] // the newest
@@ -413,10 +412,7 @@ func (s *Server) boardWait(ctx context.Context, in BoardWaitArgs) (*tools.Result
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // the call was cancelled: no result is read
 	}
-	out := struct {
-		Tasks []BoardTask `json:"tasks"`
-		Open  []string    `json:"open,omitempty"`
-	}{}
+	out := BoardWaited{Tasks: []BoardTask{}}
 	for _, id := range ids {
 		r, ok := got[id]
 		if !ok {

@@ -386,6 +386,7 @@ func (cl *client) list() *tools.Result {
 		}
 		return strings.Compare(a, b)
 	})
+	data := SessionList{Sessions: []SessionInfo{}, Open: s.open, Max: s.cfg.MaxSessions}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s in this connection; the server has %d of its %d browser contexts open\n", plural(len(names), "session"), s.open, s.cfg.MaxSessions)
 	if len(names) == 0 {
@@ -393,6 +394,7 @@ func (cl *client) list() *tools.Result {
 	}
 	for _, n := range names {
 		se := cl.sessions[n]
+		data.Sessions = append(data.Sessions, se.info())
 		fmt.Fprintf(&b, "- %s", n)
 		if n == DefaultSession {
 			b.WriteString(" (default)")
@@ -418,7 +420,21 @@ func (cl *client) list() *tools.Result {
 		}
 		fmt.Fprintf(&b, ", %s\n", plural(se.calls, "call"))
 	}
-	return tools.Text(strings.TrimRight(b.String(), "\n"))
+	res := tools.Text(strings.TrimRight(b.String(), "\n"))
+	res.Data = data
+	return res
+}
+
+// info is the session in session_list's data. The caller holds s.mu.
+func (se *session) info() SessionInfo {
+	i := SessionInfo{Name: se.name, Default: se.name == DefaultSession, Open: se.b != nil, URL: se.page.url, Title: se.page.title, Tabs: se.page.tabs, Busy: se.busy > 0, Calls: se.calls}
+	if !i.Busy {
+		i.IdleSeconds = time.Since(se.used).Round(time.Millisecond).Seconds()
+	}
+	if se.state.Path != "" {
+		i.StateFile = filepath.Base(se.state.Path)
+	}
+	return i
 }
 
 // lookup finds a session of the client for a session tool.

@@ -341,20 +341,27 @@ func (s *Server) addTools(reg *tools.Registry, names []string, schema func(*json
 	for _, name := range names {
 		t, _ := reg.Lookup(name)
 		in := schema(t.Schema())
-		if _, action := s.defs.Lookup(name); !action || name == WebsurferTool {
+		if _, action := s.defs.Lookup(name); !action || notActions[name] {
 			in = withoutReasoning(in)
 		}
 		if name == WebsurferTool {
 			in = withOutputSchemaArg(in)
 		}
-		s.mcp.AddTool(&mcp.Tool{
+		tool := &mcp.Tool{
 			Name:        name,
 			Description: t.Description(),
 			InputSchema: in,
 			Annotations: annotate(name),
-		}, handler(name))
+		}
+		if out := outputSchema(name); out != nil {
+			tool.OutputSchema = out // not a typed nil: the SDK refuses that
+		}
+		s.mcp.AddTool(tool, handler(name))
 	}
 }
+
+// notActions are the tools of the definitions that are not page actions.
+var notActions = map[string]bool{WebsurferTool: true, ObserveTool: true, ScreenshotTool: true}
 
 // withoutReasoning takes the reasoning argument, which the tools registry
 // gives every tool, out of a listed schema. Only the browser actions list
@@ -392,7 +399,7 @@ func legacyVersions() []string {
 }
 
 // readOnly are the tools that do not change the page.
-var readOnly = map[string]bool{"read_page": true, "summarize_page": true, "answer_question": true, "sleep": true}
+var readOnly = map[string]bool{"read_page": true, "summarize_page": true, "answer_question": true, "sleep": true, ObserveTool: true, ScreenshotTool: true}
 
 func annotations(name string) *mcp.ToolAnnotations {
 	open := true

@@ -146,6 +146,13 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 		}
 		args, ctx = rest, context.WithValue(ctx, schemaKey{}, sch)
 	}
+	if notActions[name] && name != WebsurferTool {
+		// observe and screenshot look at the page there is: they open
+		// no browser context for it.
+		if res := se.noPage(name); res != nil {
+			return res
+		}
+	}
 	b, note, ev, err := se.open(ctx)
 	if err != nil {
 		se.log.Warn("opening a browser session", "err", err)
@@ -175,7 +182,7 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	// Only tools this server lists: the surfer offers stop_action, which
 	// an MCP client does not have.
-	offered := append(slices.DeleteFunc(b.surf.Offered(), func(n string) bool { return slices.Contains(hidden, n) }), WebsurferTool)
+	offered := append(slices.DeleteFunc(b.surf.Offered(), func(n string) bool { return slices.Contains(hidden, n) }), WebsurferTool, ObserveTool, ScreenshotTool)
 	if b.live != nil {
 		ctx = websurfer.WithProgress(ctx, liveProgress(ctx, b.live))
 		end := b.live.Begin()
@@ -212,6 +219,25 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	ev.report(out)
 	return out
+}
+
+// noPage is the error result of a call that looks at the page (observe,
+// screenshot) in a session without a browser context open: it has no
+// page, and opening a context would only show a blank one. Nil when the
+// session has a context.
+func (se *session) noPage(name string) *mcp.CallToolResult {
+	s := se.srv
+	s.mu.Lock()
+	open, note := se.b != nil, se.note
+	s.mu.Unlock()
+	if open {
+		return nil
+	}
+	msg := errNoPage(name).Error()
+	if note != "" {
+		msg += " (" + note + ")"
+	}
+	return errorResult(msg)
 }
 
 // open makes room for the session's browser context if it has none and
@@ -475,6 +501,7 @@ func (se *session) openBrowser(ctx context.Context) (*browser, error) {
 	reg.Add(websurferSpec.Bind(func(ctx context.Context, in WebsurferArgs) (*tools.Result, error) {
 		return se.run(ctx, surf, sess.Policy(), ls, in)
 	}))
+	reg.Add(pageTools(surf)...)
 	return &browser{sess: sess, surf: surf, reg: reg, live: ls}, nil
 }
 

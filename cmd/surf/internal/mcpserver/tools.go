@@ -49,7 +49,7 @@ func definitions() *tools.Registry {
 		def(tools.CreateTab), def(tools.SwitchTab), def(tools.CloseTab),
 		def(tools.Sleep), def(tools.ReadPage), def(tools.SummarizePage), def(tools.AnswerQuestion),
 		def(tools.AnswerDialog), def(tools.StopAction),
-		def(websurferSpec),
+		def(websurferSpec), def(observeSpec), def(screenshotSpec),
 	)
 	return reg
 }
