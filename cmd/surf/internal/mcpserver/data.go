@@ -177,7 +177,9 @@ func outputSchema(name string) *jsonschema.Schema {
 	}
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		// Data a schema of the caller's own describes: any JSON value.
-		reflect.TypeFor[json.RawMessage](): {},
+		// Not the empty schema, which marshals as true: the TypeScript
+		// SDK refuses a property schema that is not an object.
+		reflect.TypeFor[json.RawMessage](): {Description: "Structured data matching the output schema the task or call gave: any JSON value."},
 	}})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: the output schema of %s: %v", name, err))

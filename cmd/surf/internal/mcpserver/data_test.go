@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"image"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -192,4 +196,135 @@ func TestStructuredResults(t *testing.T) {
 	if !res.IsError || res.StructuredContent != nil {
 		t.Errorf("board_result of an unknown task: isError=%v, data %v", res.IsError, res.StructuredContent)
 	}
+}
+
+// mcpClientDir holds the TypeScript MCP client (package.json pinning the
+// official SDK and ajv, data.mjs); make setup installs its node_modules.
+var mcpClientDir = filepath.Join("..", "..", "..", "..", "testdata", "mcpclient")
+
+// needMCPClient returns node's path, when node and the client's
+// node_modules are there. Without them the test fails in CI (CI=true) and
+// is skipped elsewhere, saying to run make setup.
+func needMCPClient(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	for _, pkg := range []string{"@modelcontextprotocol/sdk", "ajv"} {
+		if err == nil {
+			_, err = os.Stat(filepath.Join(mcpClientDir, "node_modules", pkg, "package.json"))
+		}
+	}
+	if err != nil {
+		msg := "the TypeScript MCP client is not installed (" + err.Error() + "): run make setup (it runs npm ci --prefix testdata/mcpclient)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node
+}
+
+// tsCall is one call in data.mjs's summary.
+type tsCall struct {
+	Label      string          `json:"label"`
+	Tool       string          `json:"tool"`
+	IsError    bool            `json:"isError"`
+	Text       string          `json:"text"`
+	Structured json.RawMessage `json:"structured"`
+	Valid      bool            `json:"valid"`
+	Errors     json.RawMessage `json:"errors"`
+	Images     []struct {
+		MIMEType string `json:"mimeType"`
+		Bytes    int    `json:"bytes"`
+	} `json:"images"`
+}
+
+// TestStructuredResultsTypeScript is acceptance 3 of "MCP results as
+// data": a real MCP client (the official TypeScript SDK) reads the
+// structuredContent of websurfer (plain and with an output_schema),
+// observe, screenshot, session_list and the board tools, and each is
+// valid against the tool's outputSchema by ajv, a JSON Schema validator
+// of others (the SDK checks it too, and throws when a result that must
+// have it has none).
+func TestStructuredResultsTypeScript(t *testing.T) {
+	node := needMCPClient(t)
+	bf := newBoardFixture(t)
+	s, site, fake := agentServer(t, "data.yaml", func(c *Config) { c.Board = bf.b })
+	endpoint := serveHTTP(t, s, HTTPOptions{})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, node, "data.mjs", "--url", endpoint, "--token", testToken, "--start-url", site.URL+"/")
+	run.Dir = mcpClientDir
+	var out, errOut bytes.Buffer
+	run.Stdout, run.Stderr = &out, &errOut
+	if err := run.Run(); err != nil {
+		t.Fatalf("node data.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, errOut.String(), out.String())
+	}
+	var sum struct {
+		Tools map[string]struct {
+			OutputSchema bool   `json:"outputSchema"`
+			CompileError string `json:"compileError"`
+		} `json:"tools"`
+		Calls []tsCall `json:"calls"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatalf("data.mjs printed no JSON summary: %v\n%s", err, out.String())
+	}
+	for _, n := range dataTools {
+		tl, ok := sum.Tools[n]
+		if !ok || !tl.OutputSchema || tl.CompileError != "" {
+			t.Errorf("%s as the TypeScript client sees it: %+v (listed %v)", n, tl, ok)
+		}
+	}
+	calls := map[string]tsCall{}
+	for _, c := range sum.Calls {
+		calls[c.Label] = c
+	}
+	for _, l := range []string{"observe-no-page", "screenshot-no-page"} {
+		c := calls[l]
+		if !c.IsError || !strings.Contains(c.Text, "no page yet") || string(c.Structured) != "null" {
+			t.Errorf("%s: %+v", l, c)
+		}
+	}
+	for _, l := range []string{"websurfer", "websurfer-schema", "observe", "screenshot", "session_list", "board_add", "board_wait", "board_result"} {
+		c, ok := calls[l]
+		if !ok || c.IsError || !c.Valid || string(c.Structured) == "null" {
+			t.Errorf("%s: not valid structured content: %+v\nstructured: %s\nerrors: %s", l, c, c.Structured, c.Errors)
+		}
+	}
+	var ws struct {
+		Answer string          `json:"answer"`
+		Data   json.RawMessage `json:"data"`
+	}
+	json.Unmarshal(calls["websurfer"].Structured, &ws)
+	if ws.Answer != "Riverside Library" {
+		t.Errorf("websurfer's structured answer: %s", calls["websurfer"].Structured)
+	}
+	json.Unmarshal(calls["websurfer-schema"].Structured, &ws)
+	if compactJSON(ws.Data) != `{"opens":10}` {
+		t.Errorf("websurfer's structured data: %s", calls["websurfer-schema"].Structured)
+	}
+	var page ObservedPage
+	json.Unmarshal(calls["observe"].Structured, &page)
+	if len(page.Elements) == 0 || !strings.HasPrefix(page.URL, site.URL) {
+		t.Errorf("observe's structured content: %s", calls["observe"].Structured)
+	}
+	if c := calls["screenshot"]; len(c.Images) != 1 || c.Images[0].Bytes == 0 {
+		t.Errorf("screenshot's image: %+v", c.Images)
+	}
+	var rec BoardRecord
+	json.Unmarshal(calls["board_result"].Structured, &rec)
+	if rec.ID != "T1" || rec.State != "done" || compactJSON(rec.Data) != `{"n":1}` {
+		t.Errorf("board_result's structured content: %s", calls["board_result"].Structured)
+	}
+	fake.Check(t)
+}
+
+// compactJSON is raw without insignificant space.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
