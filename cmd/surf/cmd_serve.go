@@ -35,7 +35,10 @@ call and closed when the client disconnects or after --idle without a call.
 Tools: surf's actions (visit_url, click, input_text, page_down, ...), each
 returning the page as text plus a screenshot with the element ids drawn on
 it, and "websurfer", which runs a whole task with the model configured here
-and returns the answer and a step summary. session_open,
+and returns the answer and a step summary; "observe" (the page now, no
+action) and "screenshot". Tools whose results are data (websurfer,
+observe, screenshot, session_list, board_*) declare an outputSchema and
+return structuredContent beside the text. session_open,
 session_list and session_close manage named sessions (several isolated
 browser contexts in one connection: pass session: NAME to the browser
 tools); with --board, the board_* tools. tools/list names every tool; a

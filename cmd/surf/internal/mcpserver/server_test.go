@@ -136,8 +136,8 @@ func TestDefinitions(t *testing.T) {
 			t.Errorf("catalog tool %s has no MCP definition", n)
 		}
 	}
-	if got, want := len(defs.Names()), len(tools.CatalogNames())+1; got != want {
-		t.Errorf("%d definitions, want %d (the catalog and websurfer)", got, want)
+	if got, want := len(defs.Names()), len(tools.CatalogNames())+3; got != want {
+		t.Errorf("%d definitions, want %d (the catalog, websurfer, observe and screenshot)", got, want)
 	}
 	withModel := listed(defs, true)
 	if slices.Contains(withModel, "stop_action") || !slices.Contains(withModel, "summarize_page") {
