@@ -384,7 +384,7 @@ func withoutReasoning(s *jsonschema.Schema) *jsonschema.Schema {
 
 // instructions tell clients how the tools work.
 const instructions = `surf drives a sandboxed Chromium. Each MCP session has its own isolated browser context (cookies, storage, tabs), opened on the first tool call. To work in several isolated contexts at once (two accounts, two sites), open named sessions with session_open and pass session: NAME to the browser tools; session_list and session_close manage them.
-Start with visit_url. Every action returns the page as text: the title and URL, the elements you can act on, numbered, and the visible text, followed by a screenshot with the same numbers drawn on it. Use those numbers as target_id / input_field_id; they are valid only for the latest observation.
+Start with visit_url. Every action returns the page as text: the title and URL, the elements you can act on, numbered, and the visible text, followed by a screenshot with the same numbers drawn on it. Use those numbers as target_id / input_field_id; they are valid only for the latest observation. observe shows the current page again without acting (its structuredContent lists the elements as data); screenshot takes a plain screenshot.
 tools/list names every tool, but only those that make sense on the current page run (page_up only when the page can scroll up, switch_tab only with several tabs, ...); calling another returns an error listing the ones available now.
 A browsing policy decides what may be visited and done; a denial comes back as an error result. The websurfer tool runs a whole task with surf's own model and returns the answer with a step summary.`
 
