@@ -135,6 +135,9 @@ func TestStructuredResults(t *testing.T) {
 		t.Fatalf("observe's data: %+v", page)
 	}
 	obs := text(res)
+	if data, err := json.Marshal(res.StructuredContent); err == nil {
+		t.Logf("observe: %d bytes of text, %d of structured content, %d elements", len(obs), len(data), len(page.Elements))
+	}
 	search := elementID(t, obs, "textbox", "Search")
 	i := slices.IndexFunc(page.Elements, func(e perception.Element) bool { return e.ID == search })
 	if i < 0 || page.Elements[i].Role != "textbox" || page.Elements[i].Name != "Search" {
