@@ -11,8 +11,8 @@ import (
 )
 
 // TestReasoningOnlyOnActions: the browser actions list the reasoning
-// argument; the session, board and websurfer tools, which do nothing with
-// it, do not.
+// argument; the session, board, websurfer, observe and screenshot tools,
+// which do nothing with it, do not.
 func TestReasoningOnlyOnActions(t *testing.T) {
 	f := serveFixture(t)
 	bf := newBoardFixture(t)
@@ -35,7 +35,7 @@ func TestReasoningOnlyOnActions(t *testing.T) {
 		}
 		json.Unmarshal(b, &sch)
 		_, has := sch.Properties["reasoning"]
-		notAction := tool.Name == WebsurferTool || strings.HasPrefix(tool.Name, "session_") || strings.HasPrefix(tool.Name, "board_")
+		notAction := tool.Name == WebsurferTool || tool.Name == ObserveTool || tool.Name == ScreenshotTool || strings.HasPrefix(tool.Name, "session_") || strings.HasPrefix(tool.Name, "board_")
 		seen[tool.Name] = true
 		if notAction && has {
 			t.Errorf("%s lists a reasoning argument it does nothing with", tool.Name)
@@ -44,7 +44,7 @@ func TestReasoningOnlyOnActions(t *testing.T) {
 			t.Errorf("the action %s lost its reasoning argument", tool.Name)
 		}
 	}
-	for _, name := range []string{WebsurferTool, "session_open", "session_list", "session_close", BoardAddTool, BoardWaitTool, "visit_url", "click"} {
+	for _, name := range []string{WebsurferTool, ObserveTool, ScreenshotTool, "session_open", "session_list", "session_close", BoardAddTool, BoardWaitTool, "visit_url", "click"} {
 		if !seen[name] {
 			t.Errorf("tools/list has no %s", name)
 		}
