@@ -194,6 +194,14 @@ func TestStructuredResults(t *testing.T) {
 	if cancelled.ID != "D2" || cancelled.State != "cancelled" {
 		t.Errorf("board_cancel's data: %+v", cancelled)
 	}
+	// A named session's browser context opens blank: no page to look at.
+	mustCall(t, cs, "session_open", map[string]any{"name": "blank"})
+	for _, n := range []string{ObserveTool, ScreenshotTool} {
+		res := call(t, cs, n, map[string]any{SessionArg: "blank"})
+		if !res.IsError || !strings.Contains(text(res), "no page yet") || res.StructuredContent != nil {
+			t.Errorf("%s in a blank session: isError=%v %q", n, res.IsError, text(res))
+		}
+	}
 	// An error result carries no data.
 	res = call(t, cs, BoardResultTool, map[string]any{"id": "nope"})
 	if !res.IsError || res.StructuredContent != nil {
