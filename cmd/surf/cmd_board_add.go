@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -258,27 +256,23 @@ func readTasks(cli *CLI, file string) ([]board.Task, []int, error) {
 	return tasks, lines, nil
 }
 
-var batchTaskError = regexp.MustCompile(`^task (\d+) \(`)
-
 // addError names the line of a batch's task that Add refused, and adds
 // advice for errors a user can act on.
 func addError(err error, file string, lines []int) error {
-	msg := err.Error()
-	if m := batchTaskError.FindStringSubmatch(msg); m != nil && lines != nil {
-		if i, _ := strconv.Atoi(m[1]); i >= 1 && i <= len(lines) {
-			name := file
-			if file == "-" {
-				name = "stdin"
-			}
-			err = fmt.Errorf("%s line %d: %w", name, lines[i-1], err)
+	var te *board.TaskError
+	if errors.As(err, &te) && te.Index < len(lines) {
+		name := file
+		if file == "-" {
+			name = "stdin"
 		}
+		err = fmt.Errorf("%s line %d: %w", name, lines[te.Index], err)
 	}
 	switch {
-	case strings.Contains(msg, "form a cycle"):
+	case errors.Is(err, board.ErrCycle):
 		return withHint(err, "a task cannot (even indirectly) run after itself; nothing was added")
-	case strings.Contains(msg, "not on the board"):
+	case errors.Is(err, board.ErrUnknownDependency):
 		return withHint(err, "add the tasks it runs after first, or in the same batch (--from); nothing was added")
-	case strings.Contains(msg, "already on the board"):
+	case errors.Is(err, board.ErrExists):
 		return withHint(err, "pick another --id, or leave it out to get a new one; nothing was added")
 	}
 	return err

@@ -236,9 +236,3 @@ func boardReport(ctx context.Context, cli *CLI, c *command, args []string) error
 	fmt.Fprintf(cli.Stdout, "wrote %s: %s\n", *out, describeReport(sum))
 	return nil
 }
-
-// fetchRun copies a run's journal, and the images it refers to, from the
-// board's file store into dir, laid out as the run wrote them: the images
-// at the paths the journal names, relative to it. It returns the journal's
-// path. An image the store does not hold is left out (the report shows it
-// as missing).
