@@ -33,7 +33,9 @@ type TaskError struct {
 	Err   error
 }
 
-func (e *TaskError) Error() string { return fmt.Sprintf("task %d (%s): %v", e.Index+1, cut(e.ID, 80), e.Err) }
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("task %d (%s): %v", e.Index+1, cut(e.ID, 80), e.Err)
+}
 func (e *TaskError) Unwrap() error { return e.Err }
 
 // Add puts tasks on the board as one batch and returns their records. A
