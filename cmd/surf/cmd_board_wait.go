@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -193,36 +192,15 @@ func boardReport(ctx context.Context, cli *CLI, c *command, args []string) error
 	if err != nil {
 		return notFoundHint(err)
 	}
-	if r.Result == nil || r.Result.Journal == "" {
-		why := fmt.Sprintf("it is %s", r.State)
-		if r.State.Terminal() && r.Reason != "" {
-			why += ": " + r.Reason
-		}
-		hint := "a task has a journal once a worker has run it; 'surf board show " + id + "' tells where it is"
-		return withHint(fmt.Errorf("task %s has no journal on the board (%s)", id, why), hint)
-	}
-	dir, err := os.MkdirTemp("", "surf-board-report-")
-	if err != nil {
+	sum, err := boardcli.Report(ctx, b, r, cli.Stdout, *out, report.Options{Title: *title})
+	var we *boardcli.WriteError
+	switch {
+	case errors.Is(err, boardcli.ErrNoJournal):
+		return withHint(err, "a task has a journal once a worker has run it; 'surf board show "+id+"' tells where it is")
+	case errors.As(err, &we):
+		return journalHint(we.Err, we.Journal)
+	case err != nil:
 		return err
-	}
-	defer os.RemoveAll(dir)
-	jpath, err := boardcli.FetchRun(ctx, b, r.Result, dir)
-	if err != nil {
-		return err
-	}
-	j, err := report.Read(jpath)
-	if err != nil {
-		return fmt.Errorf("task %s: %w", id, err)
-	}
-	opts := report.Options{Title: *title}
-	var sum report.Summary
-	if *out == "-" {
-		sum, err = report.Write(cli.Stdout, j, opts)
-	} else {
-		sum, err = report.WriteFile(jpath, *out, opts)
-	}
-	if err != nil {
-		return journalHint(err, jpath)
 	}
 	for _, n := range sum.Notes {
 		fmt.Fprintf(cli.Stderr, "surf: note: %s\n", n)

@@ -2,6 +2,7 @@ package boardcli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,61 @@ import (
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/internal/report"
 )
+
+// ErrNoJournal is Report's error for a task that has no journal on the
+// board: it has not run yet, or its worker stored none.
+var ErrNoJournal = errors.New("no journal on the board")
+
+// A WriteError is Report's failure to write the page. Journal is the
+// journal it was written from, in the temporary directory of the run.
+type WriteError struct {
+	Journal string
+	Err     error
+}
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Report writes the report (see internal/report) of the last run of the
+// task r: its journal and images are fetched from the board into a
+// temporary directory (see FetchRun), removed on return. The page goes to
+// w when out is "-", else to the file out. A task without a journal is an
+// error wrapping ErrNoJournal that says what state the task is in; a
+// journal that does not read is an error naming the task; a page that
+// cannot be written is a *WriteError.
+func Report(ctx context.Context, b *board.Board, r board.Record, w io.Writer, out string, opts report.Options) (report.Summary, error) {
+	id := r.Task.ID
+	if r.Result == nil || r.Result.Journal == "" {
+		why := fmt.Sprintf("it is %s", r.State)
+		if r.State.Terminal() && r.Reason != "" {
+			why += ": " + r.Reason
+		}
+		return report.Summary{}, fmt.Errorf("task %s has %w (%s)", id, ErrNoJournal, why)
+	}
+	dir, err := os.MkdirTemp("", "surf-board-report-")
+	if err != nil {
+		return report.Summary{}, err
+	}
+	defer os.RemoveAll(dir)
+	jpath, err := FetchRun(ctx, b, r.Result, dir)
+	if err != nil {
+		return report.Summary{}, err
+	}
+	j, err := report.Read(jpath)
+	if err != nil {
+		return report.Summary{}, fmt.Errorf("task %s: %w", id, err)
+	}
+	var sum report.Summary
+	if out == "-" {
+		sum, err = report.Write(w, j, opts)
+	} else {
+		sum, err = report.WriteFile(jpath, out, opts)
+	}
+	if err != nil {
+		return sum, &WriteError{Journal: jpath, Err: err}
+	}
+	return sum, nil
+}
 
 // FetchRun copies a run's journal, and the images it refers to, from the
 // board's file store into dir, laid out as the run wrote them: the images

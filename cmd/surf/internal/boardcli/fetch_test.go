@@ -3,6 +3,7 @@ package boardcli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/internal/report"
 	"github.com/surfkit/surf/journal"
 )
 
@@ -77,5 +79,22 @@ func TestFetchRun(t *testing.T) {
 	_, err = FetchRun(ctx, b, &board.Result{Journal: "nope/journal.jsonl"}, t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "fetching nope/journal.jsonl") {
 		t.Errorf("a missing journal: %v", err)
+	}
+
+	// Report writes the page of the run; a task that has not run has no
+	// journal to show.
+	var page bytes.Buffer
+	sum, err := Report(ctx, b, board.Record{Task: board.Task{ID: "hours"}, State: board.Done, Result: res}, &page, "-", report.Options{})
+	if err != nil || sum.Steps != 4 || !strings.Contains(page.String(), "find the hours") {
+		t.Errorf("Report: %+v, %v, a page of %d bytes", sum, err, page.Len())
+	}
+	_, err = Report(ctx, b, board.Record{Task: board.Task{ID: "later"}, State: board.Cancelled, Reason: "not needed"}, &page, "-", report.Options{})
+	if !errors.Is(err, ErrNoJournal) || err.Error() != "task later has no journal on the board (it is cancelled: not needed)" {
+		t.Errorf("Report of a task that has not run: %v", err)
+	}
+	var we *WriteError
+	_, err = Report(ctx, b, board.Record{Task: board.Task{ID: "hours"}, State: board.Done, Result: res}, nil, filepath.Join(root, "no", "such", "dir", "x.html"), report.Options{})
+	if !errors.As(err, &we) || we.Journal == "" {
+		t.Errorf("Report to a directory that does not exist: %v, want a *WriteError", err)
 	}
 }
