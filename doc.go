@@ -47,6 +47,7 @@
 //   - cmd/surf/internal/liveui: the live view's web UI.
 //   - cmd/surf/internal/bench: the measuring of surf bench (observe, sessions, board, actions).
 //   - cmd/surf/internal/benchsite: the fixture site of surf bench actions.
+//   - cmd/surf/internal/boardcli: the rendering of surf board: list's and watch's tables, show's record, a run's files for report.
 //
 // Test helpers (internal/testkit/):
 //

@@ -17,11 +17,33 @@ import (
 	"github.com/surfkit/surf/tools"
 )
 
+// Errors of Add: a task id is taken, a task runs after a task that is
+// neither on the board nor in the batch, the dependencies form a cycle.
+var (
+	ErrExists            = errors.New("already on the board")
+	ErrUnknownDependency = errors.New("not on the board")
+	ErrCycle             = errors.New("the dependencies form a cycle")
+)
+
+// A TaskError is Add's refusal of one malformed task of a batch: Index
+// counts from 0, in the batch as given.
+type TaskError struct {
+	Index int
+	ID    string
+	Err   error
+}
+
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("task %d (%s): %v", e.Index+1, cut(e.ID, 80), e.Err)
+}
+func (e *TaskError) Unwrap() error { return e.Err }
+
 // Add puts tasks on the board as one batch and returns their records. A
 // task may depend on tasks of the same batch or on tasks already on the
 // board. The batch is refused as a whole, with nothing added, when a task
-// is malformed, an id is taken, a dependency is unknown, or the
-// dependencies form a cycle (the error names it).
+// is malformed (a *TaskError), an id is taken (ErrExists), a dependency
+// is unknown (ErrUnknownDependency), or the dependencies form a cycle
+// (ErrCycle; the error names it).
 func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	if len(tasks) == 0 {
 		return nil, errors.New("no tasks to add")
@@ -35,7 +57,7 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 			t.ID = newID()
 		}
 		if err := checkTask(t); err != nil {
-			return nil, fmt.Errorf("task %d (%s): %w", i+1, cut(t.ID, 80), err)
+			return nil, &TaskError{Index: i, ID: t.ID, Err: err}
 		}
 		if _, dup := inBatch[t.ID]; dup {
 			return nil, fmt.Errorf("task id %s appears twice in the batch", t.ID)
@@ -47,7 +69,7 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	known := map[string]bool{}
 	for _, t := range tasks {
 		if _, err := b.Get(ctx, t.ID); err == nil {
-			return nil, fmt.Errorf("task id %s is already on the board", t.ID)
+			return nil, fmt.Errorf("task id %s is %w", t.ID, ErrExists)
 		} else if !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
@@ -56,7 +78,7 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 				continue
 			}
 			if _, err := b.Get(ctx, d); errors.Is(err, ErrNotFound) {
-				return nil, fmt.Errorf("task %s: it runs after %s, which is not on the board", t.ID, cut(d, 80))
+				return nil, fmt.Errorf("task %s: it runs after %s, which is %w", t.ID, cut(d, 80), ErrUnknownDependency)
 			} else if err != nil {
 				return nil, err
 			}
@@ -64,7 +86,7 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 		}
 	}
 	if cyc := findCycle(tasks, inBatch); cyc != nil {
-		return nil, fmt.Errorf("the dependencies form a cycle: %s", strings.Join(cyc, " -> "))
+		return nil, fmt.Errorf("%w: %s", ErrCycle, strings.Join(cyc, " -> "))
 	}
 	now := time.Now().UTC()
 	var created []string
@@ -84,7 +106,7 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 					rec.Revision = e.Revision()
 					return nil
 				}
-				return permanent(fmt.Errorf("task id %s is already on the board", t.ID))
+				return permanent(fmt.Errorf("task id %s is %w", t.ID, ErrExists))
 			}
 			rec.Revision = rev
 			return err

@@ -135,6 +135,24 @@ func TestAddRefusesBadGraphs(t *testing.T) {
 			t.Errorf("Add(%v): error %v, want %q", c.tasks, err, c.want)
 		}
 	}
+	// The refusals a caller branches on are typed.
+	for _, c := range []struct {
+		tasks []Task
+		is    error
+	}{
+		{[]Task{{ID: "a", Instruction: "x", After: []string{"b"}}, {ID: "b", Instruction: "x", After: []string{"a"}}}, ErrCycle},
+		{[]Task{{ID: "a", Instruction: "x", After: []string{"nope"}}}, ErrUnknownDependency},
+		{[]Task{{ID: "a", Instruction: "x"}, {ID: "base", Instruction: "x"}}, ErrExists},
+	} {
+		if _, err := b.Add(ctx, c.tasks...); !errors.Is(err, c.is) {
+			t.Errorf("Add(%v): error %v, want %v", c.tasks, err, c.is)
+		}
+	}
+	var te *TaskError
+	_, err := b.Add(ctx, Task{ID: "fine", Instruction: "x"}, Task{ID: "bad", Instruction: "x", MaxSteps: -1})
+	if !errors.As(err, &te) || te.Index != 1 || te.ID != "bad" || !strings.HasPrefix(err.Error(), "task 2 (bad): ") {
+		t.Errorf("a malformed second task: %v, want a *TaskError of index 1", err)
+	}
 	all, err := b.List(ctx)
 	if err != nil {
 		t.Fatal(err)
