@@ -63,6 +63,9 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 			known[d] = true
 		}
 	}
+	if err := b.checkStates(ctx, tasks); err != nil {
+		return nil, err
+	}
 	if cyc := findCycle(tasks, inBatch); cyc != nil {
 		return nil, fmt.Errorf("the dependencies form a cycle: %s", strings.Join(cyc, " -> "))
 	}
@@ -109,6 +112,26 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	return recs, nil
 }
 
+// checkStates refuses tasks that name a saved state the board does not
+// hold.
+func (b *Board) checkStates(ctx context.Context, tasks []Task) error {
+	seen := map[string]bool{}
+	for _, t := range tasks {
+		if t.SavedState == "" || seen[t.SavedState] {
+			continue
+		}
+		ok, err := b.HasState(ctx, t.SavedState)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("task %s: %w: %s", t.ID, ErrNoState, t.SavedState)
+		}
+		seen[t.SavedState] = true
+	}
+	return nil
+}
+
 // checkTask refuses a malformed task.
 func checkTask(t *Task) error {
 	if err := checkID(t.ID); err != nil {
@@ -129,6 +152,11 @@ func checkTask(t *Task) error {
 	}
 	if t.MaxSteps < 0 || t.MaxTime < 0 {
 		return errors.New("limits cannot be negative")
+	}
+	if t.SavedState != "" {
+		if err := CheckStateName(t.SavedState); err != nil {
+			return err
+		}
 	}
 	if t.Policy != nil {
 		// compile it to find bad patterns now rather than on a worker
