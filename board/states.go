@@ -271,3 +271,13 @@ func splitList(s string) []string {
 	}
 	return strings.Split(s, ",")
 }
+
+// SavedState is the ciphertext of the saved state the claimed task names
+// (Task.SavedState), and what it is; ErrNoState when the task names none
+// or the board no longer holds it.
+func (c *Claim) SavedState(ctx context.Context) ([]byte, StateInfo, error) {
+	if c.Task.SavedState == "" {
+		return nil, StateInfo{}, fmt.Errorf("%w: the task names none", ErrNoState)
+	}
+	return c.b.State(ctx, c.Task.SavedState)
+}
