@@ -39,7 +39,11 @@ func ParseRecipients(keys ...string) ([]age.Recipient, error) {
 	for _, k := range keys {
 		rs, err := age.ParseRecipients(strings.NewReader(k))
 		if err != nil {
-			return nil, fmt.Errorf("age recipient: %v", err)
+			msg := err.Error()
+			if !strings.Contains(strings.TrimSpace(k), "\n") {
+				msg = strings.TrimPrefix(msg, "error at line 1: ") // one key, not a file
+			}
+			return nil, fmt.Errorf("age recipient: %s (a public key is age1...)", msg)
 		}
 		out = append(out, rs...)
 	}
