@@ -143,6 +143,9 @@ func (b *Board) State(ctx context.Context, name string) ([]byte, StateInfo, erro
 		if err != nil {
 			return err
 		}
+		if len(data) > maxStateBytes {
+			return permanent(fmt.Errorf("saved state %s is over %d MB", name, maxStateBytes>>20))
+		}
 		info = stateInfo(oi)
 		return nil
 	})

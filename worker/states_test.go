@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,7 +72,9 @@ func TestSavedStateOnTheBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sandbox.ParseState([]byte(`{"cookies": [{"name": "sid", "value": "` + cookie + `", "domain": "127.0.0.1", "path": "/", "expires": -1, "sameSite": "Lax"}], "origins": []}`))
+	// a cookie for the site, and one for a host the policy denies
+	st, err := sandbox.ParseState([]byte(`{"cookies": [{"name": "sid", "value": "` + cookie + `", "domain": "127.0.0.1", "path": "/", "expires": -1, "sameSite": "Lax"},
+		{"name": "sid", "value": "smuggled-` + cookie + `", "domain": "other.test", "path": "/", "expires": -1, "sameSite": "Lax"}], "origins": []}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +87,7 @@ func TestSavedStateOnTheBoard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(sealed), cookie) || info.Cookies != 1 || info.Recipients[0] != key {
+		if strings.Contains(string(sealed), cookie) || info.Cookies != 2 || info.Recipients[0] != key {
 			t.Fatalf("sealed %s: %+v", name, info)
 		}
 		if err := b.PutState(ctx, info, sealed); err != nil {
@@ -94,7 +97,8 @@ func TestSavedStateOnTheBoard(t *testing.T) {
 	put("acct", pub)
 	put("foreign", otherPub)
 
-	pol, err := policy.New(policy.Config{Allow: []policy.HostRule{mustHostRule(t, "127.0.0.1")}})
+	// the worker may reach both hosts; task in, only the site
+	pol, err := policy.New(policy.Config{Allow: []policy.HostRule{mustHostRule(t, "127.0.0.1"), mustHostRule(t, "other.test")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +136,15 @@ func TestSavedStateOnTheBoard(t *testing.T) {
 	// A worker with one: the state it opens signs the task in; the one
 	// it does not open fails.
 	if _, err := b.Add(ctx,
-		board.Task{ID: "in", Instruction: "Say what you see.", StartURL: site.URL + "/account", SavedState: "acct"},
+		board.Task{ID: "in", Instruction: "Say what you see.", StartURL: site.URL + "/account", SavedState: "acct",
+			Policy: &board.Policy{Allow: []policy.HostRule{mustHostRule(t, "127.0.0.1")}}},
 		board.Task{ID: "foreign", Instruction: "Say what you see.", StartURL: site.URL + "/account", SavedState: "foreign"},
 	); err != nil {
 		t.Fatal(err)
 	}
 	cfg.StateIdentity = keyFile
+	loaded := &stateWatcher{}
+	cfg.Watcher = loaded
 	recs := runAll(cfg, "in", "foreign")
 	in, foreign := recs[0], recs[1]
 	if in.State != board.Done || in.Attempts != 1 {
@@ -145,6 +152,11 @@ func TestSavedStateOnTheBoard(t *testing.T) {
 	}
 	if signedIn.Load() == 0 {
 		t.Error("the login site never saw the task's session signed in")
+	}
+	// the task's own policy filtered the state: the other host's cookie,
+	// which the worker's policy allows, was not loaded
+	if sum := loaded.get("in"); sum.Cookies != 1 || sum.DroppedCookies != 1 || !sum.Encrypted {
+		t.Errorf("task in loaded %+v, want 1 cookie, 1 dropped by the policy", sum)
 	}
 	if foreign.State != board.Failed || foreign.Attempts != 1 || !strings.Contains(foreign.Reason, worker.ErrStateNotForWorker.Error()) || !strings.Contains(foreign.Reason, otherPub) {
 		t.Errorf("task foreign: %s after %d attempts: %q", foreign.State, foreign.Attempts, foreign.Reason)
@@ -199,4 +211,28 @@ func mustHostRule(t *testing.T, s string) policy.HostRule {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// stateWatcher records what each task's session loaded from its state.
+type stateWatcher struct {
+	mu     sync.Mutex
+	loaded map[string]sandbox.StateSummary
+}
+
+var _ worker.Watcher = (*stateWatcher)(nil)
+
+func (w *stateWatcher) Watch(_ context.Context, run *worker.Run) (worker.Watch, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.loaded == nil {
+		w.loaded = map[string]sandbox.StateSummary{}
+	}
+	w.loaded[run.Claim.Task.ID] = run.Session.StateLoaded()
+	return recordWatch{&recorder{}}, nil
+}
+
+func (w *stateWatcher) get(id string) sandbox.StateSummary {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.loaded[id]
 }

@@ -304,7 +304,6 @@ func (r *Worker) Run(ctx context.Context, c *board.Claim) (*board.Result, error)
 		tr.scfg = r.o.SessionFor(t)
 	}
 	tr.scfg.Policy = pol
-	tr.scfg.State = sandbox.StateFile{}
 	defer tr.close()
 	// surf-PID-...: what a killed worker leaves is found by
 	// sandbox.RemoveStale with its browser's leftovers
