@@ -115,19 +115,22 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 // checkStates refuses tasks that name a saved state the board does not
 // hold.
 func (b *Board) checkStates(ctx context.Context, tasks []Task) error {
-	seen := map[string]bool{}
-	for _, t := range tasks {
-		if t.SavedState == "" || seen[t.SavedState] {
+	held := map[string]bool{}
+	for i, t := range tasks {
+		if t.SavedState == "" {
 			continue
 		}
-		ok, err := b.HasState(ctx, t.SavedState)
-		if err != nil {
-			return err
+		ok, seen := held[t.SavedState]
+		if !seen {
+			var err error
+			if ok, err = b.HasState(ctx, t.SavedState); err != nil {
+				return err
+			}
+			held[t.SavedState] = ok
 		}
 		if !ok {
-			return fmt.Errorf("task %s: %w: %s", t.ID, ErrNoState, t.SavedState)
+			return fmt.Errorf("task %d (%s): %w: %s", i+1, t.ID, ErrNoState, t.SavedState)
 		}
-		seen[t.SavedState] = true
 	}
 	return nil
 }
