@@ -85,6 +85,9 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 			known[d] = true
 		}
 	}
+	if err := b.checkStates(ctx, tasks); err != nil {
+		return nil, err
+	}
 	if cyc := findCycle(tasks, inBatch); cyc != nil {
 		return nil, fmt.Errorf("%w: %s", ErrCycle, strings.Join(cyc, " -> "))
 	}
@@ -131,6 +134,29 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	return recs, nil
 }
 
+// checkStates refuses tasks that name a saved state the board does not
+// hold.
+func (b *Board) checkStates(ctx context.Context, tasks []Task) error {
+	held := map[string]bool{}
+	for i, t := range tasks {
+		if t.SavedState == "" {
+			continue
+		}
+		ok, seen := held[t.SavedState]
+		if !seen {
+			var err error
+			if ok, err = b.HasState(ctx, t.SavedState); err != nil {
+				return err
+			}
+			held[t.SavedState] = ok
+		}
+		if !ok {
+			return fmt.Errorf("task %d (%s): %w: %s", i+1, t.ID, ErrNoState, t.SavedState)
+		}
+	}
+	return nil
+}
+
 // checkTask refuses a malformed task.
 func checkTask(t *Task) error {
 	if err := checkID(t.ID); err != nil {
@@ -151,6 +177,11 @@ func checkTask(t *Task) error {
 	}
 	if t.MaxSteps < 0 || t.MaxTime < 0 {
 		return errors.New("limits cannot be negative")
+	}
+	if t.SavedState != "" {
+		if err := CheckStateName(t.SavedState); err != nil {
+			return err
+		}
 	}
 	if t.Policy != nil {
 		// compile it to find bad patterns now rather than on a worker

@@ -96,6 +96,11 @@ type Task struct {
 	// result must match (see tools.ParseOutputSchema); the result then
 	// carries it in Result.Data. Add refuses a schema that is not one.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// SavedState names a saved state on the board (see PutState): the
+	// task's session starts with its cookies and local storage, as far
+	// as the task's policy allows. Add refuses a name the board does not
+	// hold; a worker without an identity that opens it fails the task.
+	SavedState string `json:"saved_state,omitempty"`
 }
 
 // Policy is a task's narrowing of the worker's policy: hosts it may reach
@@ -237,8 +242,10 @@ type Config struct {
 	// a new board).
 	Replicas int
 	// Lease is how long a claimed task stays with a worker that stops
-	// heartbeating before it goes back to the board (default 1m). Workers
-	// set it; the last set wins.
+	// heartbeating before it goes back to the board, for a board this
+	// Open creates (default 1m). It is a setting of the board, not of
+	// each process: a board that exists keeps its own, which only
+	// SetLease changes, and every worker heartbeats by it.
 	Lease time.Duration
 	// AckWait is how long a write to the file store waits for the
 	// acknowledgement of each chunk it sends before that write is tried
@@ -362,8 +369,8 @@ func (b *Board) setup(ctx context.Context) error {
 		}); err != nil {
 			return fmt.Errorf("the ready stream: %w", err)
 		}
-		// the consumer's lease is the workers' to set (Work); opening the
-		// board to add or list tasks leaves it alone
+		// the consumer's lease is the board's setting: set when the
+		// board is created, changed only by SetLease
 		if _, err := js.Consumer(ctx, ReadyStream, WorkersGroup); errors.Is(err, jetstream.ErrConsumerNotFound) {
 			if err := b.ensureConsumer(ctx, b.cfg.Lease); err != nil {
 				return err
@@ -377,6 +384,15 @@ func (b *Board) setup(ctx context.Context) error {
 		}); err != nil {
 			return fmt.Errorf("the file store: %w", err)
 		}
+		// the saved states' store is made by the first PutState; one
+		// that exists grows with the board
+		if _, err := js.Stream(ctx, "OBJ_"+StatesBucket); err == nil {
+			if _, err := b.stateStoreConfig(ctx, r); err != nil {
+				return fmt.Errorf("the saved states' store: %w", err)
+			}
+		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
 		return nil
 	})
 }
@@ -385,7 +401,7 @@ func (b *Board) setup(ctx context.Context) error {
 // with: the configured one, never fewer than the board has now.
 func (b *Board) replicas(ctx context.Context) (int, error) {
 	r := max(b.cfg.Replicas, 1)
-	for _, name := range []string{"KV_" + TasksBucket, ReadyStream, "OBJ_" + FilesBucket} {
+	for _, name := range []string{"KV_" + TasksBucket, ReadyStream, "OBJ_" + FilesBucket, "OBJ_" + StatesBucket} {
 		s, err := b.js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue
@@ -433,8 +449,38 @@ func (b *Board) Dir() string {
 	return b.cfg.Dir
 }
 
-// Lease is the configured lease.
-func (b *Board) Lease() time.Duration { return b.cfg.Lease }
+// Lease is the board's lease: how long a claimed task stays with a
+// worker that stops heartbeating (the AckWait of the workers' consumer,
+// which JetStream keeps with the board).
+func (b *Board) Lease(ctx context.Context) (time.Duration, error) {
+	var d time.Duration
+	err := retry(ctx, func(ctx context.Context) error {
+		c, err := b.js.Consumer(ctx, ReadyStream, WorkersGroup)
+		if err != nil {
+			return err
+		}
+		d = c.CachedInfo().Config.AckWait
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("the board's lease: %w", err)
+	}
+	return d, nil
+}
+
+// MinLease is the shortest lease a board takes: workers heartbeat three
+// times a lease.
+const MinLease = 300 * time.Millisecond
+
+// SetLease changes the board's lease for every worker: tasks claimed from
+// now on are handed back after d without a heartbeat, and running
+// workers heartbeat by it from their next beat (within a few seconds).
+func (b *Board) SetLease(ctx context.Context, d time.Duration) error {
+	if d < MinLease {
+		return fmt.Errorf("a lease of %s is too short: at least %s, as workers heartbeat three times a lease", d, MinLease)
+	}
+	return retry(ctx, func(ctx context.Context) error { return b.ensureConsumer(ctx, d) })
+}
 
 // ErrNotFound is returned for a task id the board does not hold.
 var ErrNotFound = errors.New("no such task")

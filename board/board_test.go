@@ -275,7 +275,7 @@ func TestLostWorkerTaskIsRetried(t *testing.T) {
 	claimed := make(chan struct{})
 	w1ctx, stop1 := context.WithCancel(ctx)
 	defer stop1()
-	go b1.Work(w1ctx, WorkConfig{Name: "w1", Lease: time.Second, Run: func(ctx context.Context, c *Claim) (*Result, error) {
+	go b1.Work(w1ctx, WorkConfig{Name: "w1", Run: func(ctx context.Context, c *Claim) (*Result, error) {
 		close(claimed)
 		b1.nc.Close()
 		<-ctx.Done()
@@ -285,7 +285,7 @@ func TestLostWorkerTaskIsRetried(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() {
-		done <- b2.Work(wctx, WorkConfig{Name: "w2", Lease: time.Second, Run: func(ctx context.Context, c *Claim) (*Result, error) {
+		done <- b2.Work(wctx, WorkConfig{Name: "w2", Run: func(ctx context.Context, c *Claim) (*Result, error) {
 			return &Result{Answer: "ok", EndReason: "answered"}, nil
 		}})
 	}()

@@ -36,10 +36,6 @@ type WorkConfig struct {
 	// MaxAttempts bounds the runs of a task, counting runs lost with their
 	// worker (default 3).
 	MaxAttempts int
-	// Lease, when set, is how long a worker that stops heartbeating keeps
-	// its task (default: the board's Config.Lease). Workers heartbeat
-	// three times a lease.
-	Lease time.Duration
 	// Timed, when set, receives each finished run's timings.
 	Timed func(Times)
 	// Logger receives the workers' diagnostics; nil discards them.
@@ -159,13 +155,9 @@ func (b *Board) Work(ctx context.Context, cfg WorkConfig) error {
 	if cfg.Logger == nil {
 		cfg.Logger = b.log
 	}
-	lease := b.cfg.Lease
-	if cfg.Lease > 0 {
-		lease = cfg.Lease
-		if err := retry(ctx, func(ctx context.Context) error { return b.ensureConsumer(ctx, lease) }); err != nil {
-			return err
-		}
-	}
+	// The lease is the board's (Board.SetLease): workers only read it,
+	// at each claim and each heartbeat, and heartbeat three times a
+	// lease.
 	var cons jetstream.Consumer
 	if err := retry(ctx, func(cctx context.Context) error {
 		var err error
@@ -174,10 +166,8 @@ func (b *Board) Work(ctx context.Context, cfg WorkConfig) error {
 	}); err != nil {
 		return fmt.Errorf("the workers' consumer: %w", err)
 	}
-	if info, err := cons.Info(ctx); err == nil && cfg.Lease <= 0 {
-		lease = info.Config.AckWait
-	}
-	w := &workers{b: b, cfg: cfg, cons: cons, lease: lease}
+	w := &workers{b: b, cfg: cfg, cons: cons}
+	w.lease.Store(int64(cons.CachedInfo().Config.AckWait))
 	w.lastBusy.Store(time.Now().UnixNano())
 	// Workers stop claiming when stop is cancelled (idle); running tasks
 	// are handed back only when ctx ends.
@@ -209,9 +199,30 @@ type workers struct {
 	b        *Board
 	cfg      WorkConfig
 	cons     jetstream.Consumer
-	lease    time.Duration
+	lease    atomic.Int64 // the board's lease as last read, in nanoseconds
 	busy     atomic.Int32
 	lastBusy atomic.Int64 // unix nanos when the board last held work
+}
+
+// readLease reads the board's lease (it may have been changed since the
+// workers started) and returns it; when the board cannot say, the last
+// one read.
+func (w *workers) readLease(ctx context.Context) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if info, err := w.cons.Info(ctx); err == nil && info.Config.AckWait > 0 {
+		w.lease.Store(int64(info.Config.AckWait))
+	} else if err != nil {
+		w.cfg.Logger.Debug("board: reading the lease", "err", err)
+	}
+	return time.Duration(w.lease.Load())
+}
+
+// beatEvery is how often a worker heartbeats with lease: three times a
+// lease, and at least every 5 s, so that a lease shortened while a task
+// runs is seen in time.
+func beatEvery(lease time.Duration) time.Duration {
+	return max(min(lease/3, 5*time.Second), 50*time.Millisecond)
 }
 
 // watchIdle stops the workers once the board has held no unfinished task
@@ -347,6 +358,7 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 	// only while it runs: storing a result while a NATS leader is elected
 	// may take longer than the lease, and a finished run is not to be run
 	// again because of that.
+	w.readLease(bctx)
 	hbCtx, stopHB := context.WithCancel(bctx)
 	hbDone := make(chan struct{})
 	endHB := sync.OnceFunc(func() { stopHB(); <-hbDone })
@@ -473,7 +485,7 @@ var (
 // and stops the run when the task is cancelled or taken over.
 func (w *workers) heartbeat(ctx context.Context, msg jetstream.Msg, c *Claim, stop context.CancelCauseFunc, done chan<- struct{}) {
 	defer close(done)
-	every := max(w.lease/3, 50*time.Millisecond)
+	every := beatEvery(time.Duration(w.lease.Load()))
 	t := time.NewTicker(every)
 	defer t.Stop()
 	watch, err := w.b.kv.Watch(ctx, c.Task.ID, jetstream.UpdatesOnly())
@@ -489,6 +501,11 @@ func (w *workers) heartbeat(ctx context.Context, msg jetstream.Msg, c *Claim, st
 		case <-t.C:
 			if err := msg.InProgress(); err != nil {
 				w.cfg.Logger.Warn("board: heartbeat", "task", c.Task.ID, "err", err)
+			}
+			if e := beatEvery(w.readLease(ctx)); e != every {
+				every = e
+				t.Reset(every)
+				msg.InProgress() // the lease may have just been shortened
 			}
 		case e, ok := <-updates:
 			if !ok {

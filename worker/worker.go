@@ -89,6 +89,12 @@ type Config struct {
 	// a minute). Zero means admit.DefaultCapacity (one per core, at least
 	// 2).
 	MaxActive int
+	// StateIdentity is an age identity file (as age-keygen or KeyGen
+	// writes it) that decrypts the board's saved states: a task that
+	// names one (board.Task.SavedState) starts signed in with it, as far
+	// as the task's policy allows, and the state is never written back.
+	// Empty means none: such a task fails with ErrNoStateIdentity.
+	StateIdentity string
 	// Watcher, when set, follows each task's run and may steer it.
 	Watcher Watcher
 	// Logger receives diagnostics; nil discards them.
@@ -168,6 +174,11 @@ func New(ctx context.Context, cfg Config) (*Worker, error) {
 	}
 	if o.MaxActive < 0 {
 		return nil, errors.New("the worker's MaxActive cannot be negative")
+	}
+	if o.StateIdentity != "" {
+		if err := checkIdentity(o.StateIdentity); err != nil {
+			return nil, err
+		}
 	}
 	n := o.MaxActive
 	if n == 0 {
@@ -294,6 +305,16 @@ func (r *Worker) Run(ctx context.Context, c *board.Claim) (*board.Result, error)
 	}
 	tr.scfg.Policy = pol
 	defer tr.close()
+	// surf-PID-...: what a killed worker leaves is found by
+	// sandbox.RemoveStale with its browser's leftovers
+	if tr.dir, err = os.MkdirTemp("", fmt.Sprintf("surf-%d-task-", os.Getpid())); err != nil {
+		return nil, board.Retry(fmt.Errorf("a directory for the run: %w", err))
+	}
+	if t.SavedState != "" {
+		if tr.scfg.State, err = tr.savedState(ctx); err != nil {
+			return nil, err
+		}
+	}
 
 	turn := r.turns.Turn()
 	defer turn.Drop()
@@ -388,13 +409,6 @@ func (tr *taskRun) start(ctx context.Context) error {
 // run's options.
 func (tr *taskRun) journal() (*journal.Writer, websurfer.RunOptions, error) {
 	r, t := tr.r, tr.c.Task
-	var err error
-	// surf-PID-...: what a killed worker leaves is found by
-	// sandbox.RemoveStale with its browser's leftovers
-	tr.dir, err = os.MkdirTemp("", fmt.Sprintf("surf-%d-task-", os.Getpid()))
-	if err != nil {
-		return nil, websurfer.RunOptions{}, fmt.Errorf("a directory for the journal: %w", err)
-	}
 	tr.jpath = filepath.Join(tr.dir, "journal.jsonl")
 	j, err := journal.Open(tr.jpath, tr.pol.Redact)
 	if err != nil {

@@ -42,6 +42,8 @@ const boardUsage = `Usage: surf board add TASK [flags] | add --from FILE
        surf board watch [--once]
        surf board report ID [-o FILE.html]
        surf board export [--format jsonl|csv] [--label K=V]...
+       surf board state put NAME FILE --recipient KEY... | list | rm NAME | keygen -o FILE
+       surf board config [--lease D]
 
 The task board: web tasks that 'surf work' processes claim and run, with
 dependencies between them, kept durably (by default in an embedded NATS
@@ -56,6 +58,8 @@ with --nats, on a NATS server or cluster).
   watch    a live table of the running tasks and counts per state
   report   an HTML report of a finished task's run, from its journal
   export   the tasks' results as a table (JSONL or CSV), one row a task
+  state    saved logins for tasks (--state NAME), encrypted to the workers
+  config   the board's settings: the lease
 
 Run 'surf board CMD --help' for the flags of one. Every command takes
 --json, and the board flags:

@@ -28,8 +28,8 @@ or {{ID.result.KEY}}, for an ID it runs --after (anything else between
 
 A batch comes from a JSONL file (or stdin with "-"): one task a line, as
 JSON with the fields id, instruction, start_url, after, run_after_failure,
-max_steps, max_time ("5m"), labels, output_schema (a JSON Schema) and
-policy ({"allow": [{"host":
+max_steps, max_time ("5m"), labels, output_schema (a JSON Schema),
+saved_state (as --state) and policy ({"allow": [{"host":
 "example.com"}], "deny": [...], "ask": [...], "actions": [...]}). Blank
 lines and lines starting with # are skipped. The batch is added whole or
 not at all: a bad line, an unknown dependency or a cycle adds nothing.
@@ -58,6 +58,8 @@ Flags:
                       a JSON Schema the task's structured result must
                       match; the model gets three tries, then the task
                       fails with the validator's reason
+  --state NAME        start signed in: the saved state NAME on the board
+                      (see 'surf board state'), filtered by the policy
   --from FILE         add the tasks of a JSONL file ("-" for stdin)
   --json              print the added records as JSON
 ` + boardFlagsHelp + `
@@ -76,11 +78,11 @@ type addFlags struct {
 	runAfterFailure            bool
 	maxSteps                   int
 	maxTime                    time.Duration
-	schemaFile                 string
+	schemaFile, savedState     string
 }
 
 // addTaskFlagNames are the flags of addFlags, which --from excludes.
-var addTaskFlagNames = []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label", "output-schema"}
+var addTaskFlagNames = []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label", "output-schema", "state"}
 
 func addAddFlags(fs *pflag.FlagSet) *addFlags {
 	f := &addFlags{}
@@ -95,13 +97,14 @@ func addAddFlags(fs *pflag.FlagSet) *addFlags {
 	fs.DurationVar(&f.maxTime, "max-time", 0, "")
 	fs.StringArrayVar(&f.labels, "label", nil, "")
 	fs.StringVar(&f.schemaFile, "output-schema", "", "")
+	fs.StringVar(&f.savedState, "state", "", "")
 	return f
 }
 
 // task is the task the flags describe, with instruction.
 func (f *addFlags) task(c *command, instruction string) (board.Task, error) {
 	t := board.Task{ID: f.id, Instruction: instruction, StartURL: f.startURL, RunAfterFailure: f.runAfterFailure,
-		MaxSteps: f.maxSteps, MaxTime: board.Duration(f.maxTime)}
+		MaxSteps: f.maxSteps, MaxTime: board.Duration(f.maxTime), SavedState: f.savedState}
 	if strings.TrimSpace(t.Instruction) == "" {
 		return t, usagef(c, "the task is empty")
 	}
@@ -274,6 +277,8 @@ func addError(err error, file string, lines []int) error {
 		return withHint(err, "add the tasks it runs after first, or in the same batch (--from); nothing was added")
 	case errors.Is(err, board.ErrExists):
 		return withHint(err, "pick another --id, or leave it out to get a new one; nothing was added")
+	case errors.Is(err, board.ErrNoState):
+		return withHint(err, "'surf board state list' shows the saved states; 'surf board state put NAME FILE' stores one; nothing was added")
 	}
 	return err
 }

@@ -38,6 +38,10 @@ What a task may reach is the worker's policy (--policy, --allow, --deny)
 narrowed by the task's own; nobody is there to approve what the policy
 marks "ask", so such actions are denied unless --approve allow.
 
+The lease (how long a task stays with a worker that stopped heartbeating)
+is the board's, the same for every worker: 'surf board config --lease D'
+sets it, and workers heartbeat by it.
+
 Flags:
   --workers N         tasks run at once (default 1)
   --max-active N      of those, how many drive the browser at once; the
@@ -48,8 +52,11 @@ Flags:
                       (default: keep waiting for tasks)
   --max-attempts N    runs of a task before it fails, counting runs lost
                       with their worker (default 3)
-  --lease D           how long a task stays claimed by a worker that stopped
-                      heartbeating (default: the board's, 1m)
+  --state-identity FILE
+                      an age identity file (surf board state keygen) that
+                      decrypts the board's saved states: a task added with
+                      --state NAME starts signed in; without one that
+                      opens it, such a task fails
   --name NAME         this process's workers are NAME/1, NAME/2... (default
                       host-pid)
   --max-steps N       steps of a task that sets none (default 25)
@@ -85,7 +92,7 @@ func init() {
 type workFlags struct {
 	workers, maxActive, maxAttempts, maxSteps, maxTokens int
 	idle, lease, maxTime                                 time.Duration
-	name, approve                                        string
+	name, approve, stateIdentity                         string
 	json, approveSet                                     bool
 	approver                                             policy.Approver
 	boardF                                               *boardFlags
@@ -104,6 +111,8 @@ func parseWorkFlags(c *command, args []string) (*workFlags, error) {
 	fs.DurationVar(&f.idle, "idle", 0, "")
 	fs.IntVar(&f.maxAttempts, "max-attempts", 3, "")
 	fs.DurationVar(&f.lease, "lease", 0, "")
+	fs.Lookup("lease").Hidden = true // refused: the lease is the board's
+	fs.StringVar(&f.stateIdentity, "state-identity", "", "")
 	fs.StringVar(&f.name, "name", "", "")
 	fs.IntVar(&f.maxSteps, "max-steps", 0, "")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "")
@@ -139,8 +148,9 @@ func (f *workFlags) check(c *command) error {
 		return usagef(c, "--max-active must be 1 to 64")
 	case f.idle < 0 || f.lease < 0 || f.maxSteps < 0 || f.maxTokens < 0 || f.maxTime < 0:
 		return usagef(c, "durations and limits cannot be negative")
-	case f.lease > 0 && f.lease < 300*time.Millisecond:
-		return usagef(c, "--lease must be at least 300ms: workers heartbeat three times a lease")
+	case f.lease != 0:
+		return &usageError{cmd: c, msg: "--lease is the board's setting, not a worker's: one worker would change every worker's lease",
+			hint: fmt.Sprintf("set it for the whole board with 'surf board config --lease %s'", f.lease)}
 	case strings.ContainsAny(f.name, " \t\n/*>."):
 		return usagef(c, "--name %q: use letters, digits, '-' and '_'", f.name)
 	}
@@ -181,7 +191,7 @@ func (f *workFlags) workerConfig(ctx context.Context, cli *CLI) (worker.Config, 
 		Session: f.bf.sessionConfig(),
 		Model:   model, ModelName: modelName,
 		MaxSteps: f.maxSteps, MaxTokens: f.maxTokens, MaxTime: f.maxTime, MaxActive: f.maxActive,
-		Logger: cli.Logger,
+		StateIdentity: f.stateIdentity, Logger: cli.Logger,
 	}, nil
 }
 
@@ -223,13 +233,16 @@ func runWork(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 	run := func(ctx context.Context, cl *board.Claim) (*board.Result, error) {
 		out.start(cl)
 		res, err := runner.Run(ctx, cl)
+		if errors.Is(err, worker.ErrNoStateIdentity) {
+			err = fmt.Errorf("%w (start the worker with --state-identity FILE)", err)
+		}
 		out.finish(ctx, cl, res, err)
 		return res, err
 	}
 	fmt.Fprintf(cli.Stderr, "surf: %d %s waiting for tasks%s\n", f.workers, pluralWord(f.workers, "worker", "workers"), idleNote(f.idle))
 	err = b.Work(ctx, board.WorkConfig{
 		Run: run, Workers: f.workers, Name: f.name, Idle: f.idle,
-		MaxAttempts: f.maxAttempts, Lease: f.lease, Logger: cli.Logger,
+		MaxAttempts: f.maxAttempts, Logger: cli.Logger,
 	})
 	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
 		return nil // interrupted: the running tasks were handed back

@@ -135,6 +135,16 @@ func cmdWorkModel(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // openTestBoard opens the board of dir from the test process.
+// setBoardLease sets the lease of the board in dir (creating it) with
+// 'surf board config --lease'.
+func setBoardLease(t *testing.T, dir, lease string) {
+	t.Helper()
+	out, err := surfCmd("board", "config", "--lease", lease, "--data", dir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "lease  "+lease) {
+		t.Fatalf("surf board config --lease %s: %v\n%s", lease, err, out)
+	}
+}
+
 func openTestBoard(ctx context.Context, dir string) (*board.Board, error) {
 	return board.Open(ctx, board.Config{Dir: dir})
 }
@@ -193,7 +203,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		err    error         // its exit, once exited is closed
 	}
 	start := func(name string) *worker {
-		cmd := surfCmd("work", "--workers", "1", "--lease", "2s", "--idle", "3s", "--name", name,
+		cmd := surfCmd("work", "--workers", "1", "--idle", "3s", "--name", name,
 			"--data", dir, "--allow", site.Host, "--model", "test-model", "--max-steps", "10")
 		cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key")
 		w := &worker{name: name, out: &lockedBuffer{}, errb: &lockedBuffer{}, exited: make(chan struct{})}
@@ -212,6 +222,7 @@ func TestWorkerKilledMidTask(t *testing.T) {
 		})
 		return w
 	}
+	setBoardLease(t, dir, "2s")
 	wa, wb := start("wa"), start("wb")
 
 	b, err := openTestBoard(ctx, dir)
@@ -469,6 +480,7 @@ func TestWorkKilledLeavesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "board")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	setBoardLease(t, dir, "2s")
 
 	type worker struct {
 		pid       int
@@ -477,7 +489,7 @@ func TestWorkKilledLeavesNothing(t *testing.T) {
 		err       error
 	}
 	start := func(name string, args ...string) *worker {
-		cmd := surfCmd(append([]string{"work", "--name", name, "--lease", "2s", "--json", "--data", dir,
+		cmd := surfCmd(append([]string{"work", "--name", name, "--json", "--data", dir,
 			"--allow", site.Host, "--model", "test-model", "--max-steps", "40"}, args...)...)
 		cmd.Env = append(cmd.Env, "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=fake-key", "TMPDIR="+tmp)
 		w := &worker{out: &lockedBuffer{}, errb: &lockedBuffer{}, exited: make(chan struct{})}

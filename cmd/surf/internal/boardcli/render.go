@@ -191,6 +191,7 @@ func showTask(line func(k, v string), t board.Task) {
 	if t.Policy != nil {
 		line("policy", describePolicy(t.Policy))
 	}
+	line("saved state", t.SavedState)
 	line("limits", taskLimits(t))
 	line("labels", taskLabels(t.Labels))
 	if len(t.OutputSchema) > 0 {
