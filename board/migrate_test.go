@@ -1,0 +1,297 @@
+package board
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// sourceBoard is an embedded board with two tasks done by a worker that
+// stored files for them, a failed one, one cancelled, one ready and one
+// pending after it; besides, a key-value bucket and an object store of
+// the kind other parts of the board keep (saved states, settings), made
+// here directly so that Migrate is seen to copy what it does not know.
+func sourceBoard(t *testing.T, ctx context.Context) (*Board, map[string][]byte) {
+	t.Helper()
+	src := openTest(t, "")
+	if _, err := src.Add(ctx,
+		Task{ID: "a", Instruction: "first", Labels: map[string]string{"batch": "m"}},
+		Task{ID: "b", Instruction: "then {{a.answer}}", After: []string{"a"}},
+		Task{ID: "f", Instruction: "fails"},
+	); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 300<<10) // three chunks
+	rand.Read(big)
+	files := map[string][]byte{}
+	var mu sync.Mutex
+	run := func(ctx context.Context, c *Claim) (*Result, error) {
+		if c.Task.ID == "f" {
+			return &Result{EndReason: "error"}, errors.New("it broke")
+		}
+		res := &Result{Answer: "answer of " + c.Task.ID, EndReason: "answered", Steps: 2, Tokens: 7}
+		name, err := c.PutFile(ctx, "journal.jsonl", strings.NewReader(`{"task":"`+c.Task.ID+`"}`+"\n"))
+		if err != nil {
+			return nil, err
+		}
+		res.Journal = name
+		img, err := c.PutFile(ctx, "big.bin", bytes.NewReader(big))
+		if err != nil {
+			return nil, err
+		}
+		res.Images = []string{img}
+		mu.Lock()
+		files[name] = []byte(`{"task":"` + c.Task.ID + `"}` + "\n")
+		files[img] = big
+		mu.Unlock()
+		return res, nil
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.Work(wctx, WorkConfig{Name: "w", Workers: 2, Run: run, MaxAttempts: 1})
+	}()
+	if _, err := src.Wait(ctx, "a", "b", "f"); err != nil && !strings.Contains(err.Error(), "f") {
+		t.Fatal(err)
+	}
+	stop()
+	<-done
+	if _, err := src.Add(ctx,
+		Task{ID: "c", Instruction: "ready, not run yet"},
+		Task{ID: "d", Instruction: "after c", After: []string{"c"}},
+		Task{ID: "x", Instruction: "cancelled"},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Cancel(ctx, "x", "not needed"); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := src.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "surf_extra", History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "lease", []byte("90s")); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := src.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "surf_extra_objects"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obj.PutBytes(ctx, "shop.age", []byte("age-encryption.org/v1 ...")); err != nil {
+		t.Fatal(err)
+	}
+	return src, files
+}
+
+// sameRecords fails unless got has the records of want, as they are.
+func sameRecords(t *testing.T, want, got []Record) {
+	t.Helper()
+	enc := func(rs []Record) string {
+		var b strings.Builder
+		for _, r := range rs {
+			j, _ := json.Marshal(r)
+			b.Write(j)
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	if w, g := enc(want), enc(got); w != g {
+		t.Fatalf("the records differ:\nsource:\n%s\ntarget:\n%s", w, g)
+	}
+}
+
+func readAll(t *testing.T, ctx context.Context, b *Board, name string) []byte {
+	t.Helper()
+	rc, err := b.File(ctx, name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return data
+}
+
+// Issue 31, acceptance 7: an embedded board with done tasks, files and
+// other buckets moves to a three-node cluster; the cluster then has the
+// same records, files and keys, keeps them three times, runs what was
+// left to run, and a second migration finds everything there.
+func TestMigrateEmbeddedToCluster(t *testing.T) {
+	ctx := testCtx(t)
+	src, files := sourceBoard(t, ctx)
+	want, err := src.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvs := startCluster(t)
+	dst, err := Open(ctx, Config{URL: srvs[0].ClientURL() + "," + srvs[1].ClientURL(), Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dst.Close() })
+
+	var progress []string
+	stats, err := Migrate(ctx, src, dst, MigrateOptions{Progress: func(s BucketStats) {
+		progress = append(progress, fmt.Sprintf("%s %d/%d", s.Name, s.Copied, s.Total))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("migrated: %q", progress)
+	byName := map[string]BucketStats{}
+	for _, s := range stats {
+		byName[s.Name] = s
+	}
+	if s := byName[TasksBucket]; s.Copied != 6 || s.Total != 6 {
+		t.Errorf("tasks: %+v, want 6 copied", s)
+	}
+	if s := byName[FilesBucket]; s.Copied != len(files) {
+		t.Errorf("files: %+v, want %d copied", s, len(files))
+	}
+	if s := byName["surf_extra"]; s.Copied != 1 {
+		t.Errorf("the extra bucket: %+v", s)
+	}
+	if s := byName["surf_extra_objects"]; s.Copied != 1 {
+		t.Errorf("the extra object store: %+v", s)
+	}
+
+	got, err := dst.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRecords(t, want, got)
+	for name, data := range files {
+		if back := readAll(t, ctx, dst, name); !bytes.Equal(back, data) {
+			t.Errorf("%s: %d bytes on the cluster, %d on the source", name, len(back), len(data))
+		}
+	}
+	kv, err := dst.js.KeyValue(ctx, "surf_extra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(ctx, "lease"); err != nil || string(e.Value()) != "90s" {
+		t.Errorf("the extra bucket's key on the cluster: %v", err)
+	}
+	obj, err := dst.js.ObjectStore(ctx, "surf_extra_objects")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := obj.GetBytes(ctx, "shop.age"); err != nil || string(data) != "age-encryption.org/v1 ..." {
+		t.Errorf("the extra object on the cluster: %q %v", data, err)
+	}
+	for _, name := range []string{"KV_surf_extra", "OBJ_surf_extra_objects", "KV_" + TasksBucket, "OBJ_" + FilesBucket} {
+		s, err := dst.js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := s.CachedInfo().Config.Replicas; r != 3 {
+			t.Errorf("%s has %d replicas on the cluster, want 3", name, r)
+		}
+	}
+
+	// again: everything is there already
+	again, err := Migrate(ctx, src, dst, MigrateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range again {
+		if s.Copied != 0 || s.Same != s.Total {
+			t.Errorf("a second migration copied %+v", s)
+		}
+	}
+
+	// the task left ready, and the one pending after it, run on the cluster
+	ran := map[string]bool{}
+	var mu sync.Mutex
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dst.Work(wctx, WorkConfig{Name: "cluster", Run: func(ctx context.Context, c *Claim) (*Result, error) {
+			mu.Lock()
+			ran[c.Task.ID] = true
+			mu.Unlock()
+			return &Result{Answer: "ran " + c.Task.ID, EndReason: "answered"}, nil
+		}})
+	}()
+	end, err := dst.Wait(ctx, "c", "d")
+	stop()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range end {
+		if r.State != Done {
+			t.Errorf("%s ended %s on the cluster", r.Task.ID, r.State)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ran) != 2 {
+		t.Errorf("the cluster ran %v, want c and d only", ran)
+	}
+}
+
+// A target with a different task under a source's id is refused with the
+// task named, and nothing is written to it; with Force it gets the
+// source's. A task running on the source stops the migration.
+func TestMigrateConflictsAndRunning(t *testing.T) {
+	ctx := testCtx(t)
+	src, files := sourceBoard(t, ctx)
+	dst := openTest(t, "")
+	if _, err := dst.Add(ctx, Task{ID: "a", Instruction: "another task"}, Task{ID: "mine", Instruction: "only here"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Migrate(ctx, src, dst, MigrateOptions{})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || !strings.Contains(ce.Conflicts[0], TasksBucket+"/a: another task") {
+		t.Fatalf("migrating onto another task a: %v, want a conflict on a", err)
+	}
+	recs, err := dst.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Errorf("a refused migration left %d tasks on the target, want its 2", len(recs))
+	}
+	if infos, err := dst.files.List(ctx); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		t.Errorf("a refused migration wrote %d files: %v", len(infos), err)
+	}
+	if _, err := dst.js.KeyValue(ctx, "surf_extra"); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Errorf("a refused migration made the source's other bucket on the target: %v", err)
+	}
+
+	if _, err := Migrate(ctx, src, dst, MigrateOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := dst.Get(ctx, "a")
+	if err != nil || a.Task.Instruction != "first" || a.State != Done {
+		t.Errorf("after --force the target's a is %+v (%v), want the source's", a, err)
+	}
+	if _, err := dst.Get(ctx, "mine"); err != nil {
+		t.Errorf("the target's own task is gone: %v", err)
+	}
+	for name := range files {
+		readAll(t, ctx, dst, name)
+	}
+
+	// a task running on the source
+	if _, err := src.update(ctx, "c", func(r *Record) error { r.State, r.Worker = Running, "w9"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Migrate(ctx, src, openTest(t, ""), MigrateOptions{}); !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "c (on w9)") {
+		t.Fatalf("migrating a board with a running task: %v, want ErrRunning naming it", err)
+	}
+}
