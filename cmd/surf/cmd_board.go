@@ -44,6 +44,7 @@ const boardUsage = `Usage: surf board add TASK [flags] | add --from FILE
        surf board watch [--once]
        surf board report ID [-o FILE.html]
        surf board export [--format jsonl|csv] [--label K=V]...
+       surf board migrate [--from DIR] --to URL [--force]
 
 The task board: web tasks that 'surf work' processes claim and run, with
 dependencies between them, kept durably (by default in an embedded NATS
@@ -58,6 +59,8 @@ with --nats, on a NATS server or cluster).
   watch    a live table of the running tasks and counts per state
   report   an HTML report of a finished task's run, from its journal
   export   the tasks' results as a table (JSONL or CSV), one row a task
+  migrate  copy an embedded board (tasks, results, files, states) to a
+           NATS server or cluster
 
 Run 'surf board CMD --help' for the flags of one. Every command takes
 --json, and the board flags:
@@ -90,6 +93,7 @@ func init() {
 	sub("watch", boardWatchUsage, boardWatch)
 	sub("report", boardReportUsage, boardReport)
 	sub("export", boardExportUsage, boardExport)
+	sub("migrate", boardMigrateUsage, boardMigrate)
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		if len(args) == 0 {
 			return usagef(c, "no board command given")
