@@ -115,23 +115,65 @@ func Migrate(ctx context.Context, from, to *Board, opts MigrateOptions) ([]Bucke
 			opts.Progress(st)
 		}
 	}
-	// the work queue: every ready task on it (deduplicated by id), and
-	// pending tasks settled on the target as they would be on the source
-	recs, err := to.List(ctx)
-	if err != nil {
-		return stats, fmt.Errorf("listing the target's tasks: %w", err)
-	}
-	for _, r := range recs {
-		if r.State == Ready {
-			if err := to.publishReady(ctx, r.Task.ID); err != nil {
-				return stats, fmt.Errorf("queueing %s on the target: %w", r.Task.ID, err)
-			}
-		}
+	// the work queue: every ready task on it once, and pending tasks
+	// settled on the target as they would be on the source
+	if err := requeueReady(ctx, to); err != nil {
+		return stats, err
 	}
 	if err := to.sweep(ctx); err != nil {
 		return stats, fmt.Errorf("settling the target's pending tasks: %w", err)
 	}
 	return stats, nil
+}
+
+// requeueReady puts each ready task of b that is not on b's work queue
+// on it. A task is never queued twice: a second entry would be taken, by
+// the worker that claims it, for the first one's lost claim. Tasks
+// queued by an earlier migration are there; those of one interrupted
+// before it queued them are not.
+func requeueReady(ctx context.Context, b *Board) error {
+	recs, err := b.List(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the target's tasks: %w", err)
+	}
+	queued := map[string]bool{}
+	err = retry(ctx, func(ctx context.Context) error {
+		clear(queued)
+		info, err := b.ready.Info(ctx)
+		if err != nil {
+			return err
+		}
+		for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+			m, err := b.ready.GetMsg(ctx, seq)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue // taken and acknowledged
+			}
+			if err != nil {
+				return err
+			}
+			queued[string(m.Data)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading the target's work queue: %w", err)
+	}
+	run := randomToken()[:12]
+	for _, r := range recs {
+		if r.State != Ready || queued[r.Task.ID] {
+			continue
+		}
+		// not the id's usual message id: the queue's deduplication may
+		// remember that from an entry taken since
+		msgID := r.Task.ID + ":ready:" + run
+		if err := retry(ctx, func(ctx context.Context) error {
+			_, err := b.js.Publish(ctx, readySubject, []byte(r.Task.ID), jetstream.WithMsgID(msgID))
+			return err
+		}); err != nil {
+			return fmt.Errorf("queueing %s on the target: %w", r.Task.ID, err)
+		}
+	}
+	return nil
 }
 
 // bucketPlan is one bucket or stream to copy: what differs is known

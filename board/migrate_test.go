@@ -212,6 +212,35 @@ func TestMigrateEmbeddedToCluster(t *testing.T) {
 		}
 	}
 
+	// a migration interrupted before it queued the ready task queues it
+	// when run again, once; one that was not leaves the queue as it is
+	queue := func() uint64 {
+		t.Helper()
+		info, err := dst.ready.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Msgs
+	}
+	if n := queue(); n != 1 {
+		t.Fatalf("the cluster's queue holds %d tasks, want c", n)
+	}
+	if err := dst.ready.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Migrate(ctx, src, dst, MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queue(); n != 1 {
+		t.Fatalf("after a migration that had not queued c, the queue holds %d tasks, want c", n)
+	}
+	if _, err := Migrate(ctx, src, dst, MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queue(); n != 1 {
+		t.Fatalf("after one more migration the queue holds %d entries, want c once", n)
+	}
+
 	// the task left ready, and the one pending after it, run on the cluster
 	ran := map[string]bool{}
 	var mu sync.Mutex
