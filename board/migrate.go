@@ -32,7 +32,7 @@ type BucketStats struct {
 	// Name is the bucket's (for a key-value bucket or an object store) or
 	// the stream's name.
 	Name string `json:"name"`
-	// Kind is "kv", "objects" or "stream".
+	// Kind is "kv", "objects", "stream" or, for the lease, "setting".
 	Kind string `json:"kind"`
 	// Total counts the source's keys, objects or messages; Copied those
 	// written to the target; Same those the target already held as they
@@ -45,7 +45,8 @@ type BucketStats struct {
 // ConflictError is Migrate's refusal of a target that holds something
 // else under the source's names.
 type ConflictError struct {
-	// Conflicts are "bucket/name: why", at most 20 of them.
+	// Conflicts are "bucket/name: why" (for the lease "lease: why"), at
+	// most 20 of them.
 	Conflicts []string
 	// More counts those left out.
 	More int
@@ -66,10 +67,11 @@ var ErrRunning = errors.New("tasks are running on the source board")
 // Migrate copies board from, every bucket and stream of it, onto board
 // to: every key of every key-value bucket (the tasks with their results
 // and any other the board keeps), every object of every object store
-// (journals, images, reports, saved states) and every message of any
-// other stream. The work queue is not copied but rebuilt: each ready task
-// is queued on the target. Buckets the target lacks are made with the
-// source's settings and the target's replication.
+// (journals, images, reports, saved states), every message of any other
+// stream, and the board's lease. The work queue is not copied but
+// rebuilt: each ready task is queued on the target. Buckets the target
+// lacks are made with the source's settings and the target's
+// replication.
 //
 // Migrate can be run again, after an interruption or after the source
 // moved on: what the target holds as the source has it is skipped, and a
@@ -93,8 +95,12 @@ func Migrate(ctx context.Context, from, to *Board, opts MigrateOptions) ([]Bucke
 		var c ConflictError
 		for _, p := range plans {
 			for _, s := range p.conflicts {
+				sep := "/"
+				if p.kind == "setting" {
+					sep = ": "
+				}
 				if len(c.Conflicts) < 20 {
-					c.Conflicts = append(c.Conflicts, p.name+"/"+s)
+					c.Conflicts = append(c.Conflicts, p.name+sep+s)
 				} else {
 					c.More++
 				}
@@ -218,7 +224,11 @@ func planMigration(ctx context.Context, from, to *Board) ([]*bucketPlan, error) 
 		}
 		return strings.Compare(a, b)
 	})
-	var plans []*bucketPlan
+	lease, err := planLease(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	plans := []*bucketPlan{lease}
 	for _, n := range names {
 		if n == ReadyStream {
 			continue // rebuilt from the task records
@@ -250,6 +260,58 @@ func planMigration(ctx context.Context, from, to *Board) ([]*bucketPlan, error) 
 		plans = append(plans, p)
 	}
 	return plans, nil
+}
+
+// planLease plans the board's lease (the workers' consumer's AckWait,
+// which lives with the work queue rather than in a bucket): a new target,
+// one without tasks, takes the source's; another lease on a target with
+// tasks is a conflict. It is copied first: a worker on the target claims
+// by it.
+func planLease(ctx context.Context, from, to *Board) (*bucketPlan, error) {
+	lease := func(b *Board) (time.Duration, error) {
+		var d time.Duration
+		err := retry(ctx, func(ctx context.Context) error {
+			c, err := b.js.Consumer(ctx, ReadyStream, WorkersGroup)
+			if err != nil {
+				return err
+			}
+			d = c.CachedInfo().Config.AckWait
+			return nil
+		})
+		return d, err
+	}
+	src, err := lease(from)
+	if err != nil {
+		return nil, fmt.Errorf("the source's lease: %w", err)
+	}
+	dst, err := lease(to)
+	if err != nil {
+		return nil, fmt.Errorf("the target's lease: %w", err)
+	}
+	p := &bucketPlan{name: "lease", kind: "setting", total: 1}
+	if src == dst {
+		p.same = 1
+		p.copy = func(context.Context) (BucketStats, error) {
+			return BucketStats{Name: p.name, Kind: p.kind, Total: 1, Same: 1}, nil
+		}
+		return p, nil
+	}
+	tasks, err := kvEntries(ctx, to.js, TasksBucket)
+	if err != nil {
+		return nil, err
+	}
+	if len(tasks) > 0 {
+		p.conflicts = append(p.conflicts, fmt.Sprintf("%s on the target, %s here", dst, src))
+	}
+	p.copy = func(ctx context.Context) (BucketStats, error) {
+		st := BucketStats{Name: p.name, Kind: p.kind, Total: 1}
+		if err := retry(ctx, func(ctx context.Context) error { return to.ensureConsumer(ctx, src) }); err != nil {
+			return st, err
+		}
+		st.Copied = 1
+		return st, nil
+	}
+	return p, nil
 }
 
 // ensureStream makes stream name on the target, with the source's

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -110,6 +111,15 @@ func sameRecords(t *testing.T, want, got []Record) {
 	}
 }
 
+func consumerLease(t *testing.T, ctx context.Context, b *Board) time.Duration {
+	t.Helper()
+	c, err := b.js.Consumer(ctx, ReadyStream, WorkersGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.CachedInfo().Config.AckWait
+}
+
 func readAll(t *testing.T, ctx context.Context, b *Board, name string) []byte {
 	t.Helper()
 	rc, err := b.File(ctx, name)
@@ -201,6 +211,10 @@ func TestMigrateEmbeddedToCluster(t *testing.T) {
 		}
 	}
 
+	if d := consumerLease(t, ctx, dst); d != 2*time.Second {
+		t.Errorf("the cluster's lease is %s, want the source's 2s", d)
+	}
+
 	// again: everything is there already
 	again, err := Migrate(ctx, src, dst, MigrateOptions{})
 	if err != nil {
@@ -283,10 +297,13 @@ func TestMigrateConflictsAndRunning(t *testing.T) {
 	if _, err := dst.Add(ctx, Task{ID: "a", Instruction: "another task"}, Task{ID: "mine", Instruction: "only here"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := dst.ensureConsumer(ctx, 5*time.Second); err != nil { // a lease of its own
+		t.Fatal(err)
+	}
 	_, err := Migrate(ctx, src, dst, MigrateOptions{})
 	var ce *ConflictError
-	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || !strings.Contains(ce.Conflicts[0], TasksBucket+"/a: another task") {
-		t.Fatalf("migrating onto another task a: %v, want a conflict on a", err)
+	if !errors.As(err, &ce) || len(ce.Conflicts) != 2 || ce.Conflicts[0] != "lease: 5s on the target, 2s here" || !strings.Contains(ce.Conflicts[1], TasksBucket+"/a: another task") {
+		t.Fatalf("migrating onto another task a and another lease: %v, want a conflict on both", err)
 	}
 	recs, err := dst.List(ctx)
 	if err != nil {
@@ -308,6 +325,9 @@ func TestMigrateConflictsAndRunning(t *testing.T) {
 	a, err := dst.Get(ctx, "a")
 	if err != nil || a.Task.Instruction != "first" || a.State != Done {
 		t.Errorf("after --force the target's a is %+v (%v), want the source's", a, err)
+	}
+	if d := consumerLease(t, ctx, dst); d != 2*time.Second {
+		t.Errorf("after --force the target's lease is %s, want the source's 2s", d)
 	}
 	if _, err := dst.Get(ctx, "mine"); err != nil {
 		t.Errorf("the target's own task is gone: %v", err)

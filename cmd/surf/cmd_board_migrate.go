@@ -15,16 +15,17 @@ const boardMigrateUsage = `Usage: surf board migrate [--from DIR] --to URL [--fo
 
 Copies the board of an embedded server's data directory to a NATS server
 or cluster: every task with its state and result, every file its runs
-stored (journals, images, reports), and every other bucket of the board
-(saved states, settings), whether or not this surf knows it. Ready tasks
-are queued again on the target; pending ones wait there as they did. The
-source is left as it was.
+stored (journals, images, reports), every other bucket of the board
+(saved states, settings), whether or not this surf knows it, and the
+board's lease. Ready tasks are queued again on the target; pending ones
+wait there as they did. The source is left as it was.
 
 Run it again at will: what the target holds as the source has it is
 skipped, and a task that moved on at the source since is brought up to
 date. A target that holds something else under the source's names (a
 different task with the same id, a task that moved on there, a file or key
-with other contents) is refused, naming them, before anything is written;
+with other contents, another lease when it has tasks) is refused, naming
+them, before anything is written;
 --force replaces those with the source's. Tasks and files under other
 names are left alone. The source may not have running tasks: stop its
 workers first.
