@@ -212,6 +212,14 @@ func TestBoardTLSFlags(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "the nkey seed: "+missing) {
 		t.Errorf("$SURF_NATS_NKEY naming a missing file: exit %d\n%s", code, errOut)
 	}
+	code, _, errOut = runSurf(ctx, nil, "board", "list", "--nats", "nats://me:s3cret-pw@127.0.0.1:1")
+	if code != 1 || !strings.Contains(errOut, "warning: the user or password in --nats shows in ps") || !strings.Contains(errOut, "nats://***@127.0.0.1:1") || strings.Contains(errOut, "s3cret-pw") {
+		t.Errorf("a password in --nats: exit %d\n%s", code, errOut)
+	}
+	code, _, errOut = runSurf(ctx, map[string]string{"SURF_NATS_URL": "nats://me:s3cret-pw@127.0.0.1:1"}, "board", "list")
+	if code != 1 || strings.Contains(errOut, "warning") || strings.Contains(errOut, "s3cret-pw") {
+		t.Errorf("a password in $SURF_NATS_URL: exit %d\n%s", code, errOut)
+	}
 	code, _, errOut = runSurf(ctx, nil, "serve", "--nkey", missing)
 	if code != 2 || !strings.Contains(errOut, "name the task board of --board") {
 		t.Errorf("serve --nkey without --board: exit %d\n%s", code, errOut)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/board"
@@ -72,6 +74,9 @@ func (f *boardFlags) config(cli *CLI) (board.Config, error) {
 	if f.replicas < 0 || f.replicas > 5 {
 		return cfg, &exitError{code: 2, err: fmt.Errorf("--replicas must be 1 to 5")}
 	}
+	if urlHasSecret(f.nats) {
+		fmt.Fprintln(cli.Stderr, "surf: warning: the user or password in --nats shows in ps to every user of this machine; put the URL in $SURF_NATS_URL, or use --creds or --nkey")
+	}
 	if cfg.Dir == "" {
 		cfg.Dir = cli.Getenv("SURF_BOARD_DIR")
 	}
@@ -132,4 +137,15 @@ func (f *boardFlags) open(ctx context.Context, cli *CLI, mutate func(*board.Conf
 		return nil, withHint(fmt.Errorf("opening the board: %w", err), hint)
 	}
 	return b, nil
+}
+
+// urlHasSecret reports whether one of the NATS URLs u (comma-separated)
+// carries a user, token or password.
+func urlHasSecret(u string) bool {
+	for _, p := range strings.Split(u, ",") {
+		if pu, err := url.Parse(strings.TrimSpace(p)); err == nil && pu.User != nil {
+			return true
+		}
+	}
+	return false
 }
