@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 )
@@ -76,7 +77,7 @@ func pathError(err error) error {
 
 // connectError is a failed connection's error, with a word on what to
 // check for the common causes.
-func connectError(url string, err error) error {
+func (c Config) connectError(url string, err error) error {
 	msg := fmt.Sprintf("connecting to NATS at %s", RedactURL(url))
 	var unknown x509.UnknownAuthorityError
 	var invalid x509.CertificateInvalidError
@@ -86,6 +87,11 @@ func connectError(url string, err error) error {
 		return fmt.Errorf("%s: the server's certificate is not signed by the TLS CA given (check the CA file): %w", msg, err)
 	case errors.As(err, &invalid), errors.As(err, &host):
 		return fmt.Errorf("%s: the server's certificate is not valid for it: %w", msg, err)
+	case c.TLSCert == "" && (strings.Contains(err.Error(), "closed by remote after TLS handshake") || strings.Contains(err.Error(), "certificate required")):
+		// nats.go's words for a server that hung up on a client without
+		// a certificate (EOF or a reset after the handshake), or TLS 1.3's
+		// alert
+		return fmt.Errorf("%s: the server closed the connection after the TLS handshake: it may require a client certificate, which none was given: %w", msg, err)
 	case errors.Is(err, nats.ErrAuthorization):
 		return fmt.Errorf("%s: the server refused the credentials, nkey or client certificate: %w", msg, err)
 	}

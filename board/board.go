@@ -336,7 +336,7 @@ func Open(ctx context.Context, cfg Config) (*Board, error) {
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		b.emb.close()
-		return nil, connectError(url, err)
+		return nil, cfg.connectError(url, err)
 	}
 	b.nc = nc
 	if err := b.setup(ctx); err != nil {

@@ -186,7 +186,7 @@ func TestTLSNkeyConnection(t *testing.T) {
 		})
 	}
 	bad("wrong CA", func(c *Config) { c.TLSCA = wrongCA.file }, "not signed by the TLS CA given")
-	bad("no client certificate", func(c *Config) { c.TLSCert, c.TLSKey = "", "" }, "connecting to NATS at "+url)
+	bad("no client certificate", func(c *Config) { c.TLSCert, c.TLSKey = "", "" }, "it may require a client certificate, which none was given")
 	bad("certificate without key", func(c *Config) { c.TLSKey = "" }, "needs both the certificate and its key")
 	bad("another user", func(c *Config) { c.NKeySeed = otherSeed }, "refused the credentials")
 	bad("seed file missing", func(c *Config) { c.NKeySeed = filepath.Join(dir, "nope.nk") }, "the nkey seed: "+filepath.Join(dir, "nope.nk"))
