@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -91,7 +92,48 @@ func sourceBoard(t *testing.T, ctx context.Context) (*Board, map[string][]byte) 
 	if _, err := obj.PutBytes(ctx, "shop.age", []byte("age-encryption.org/v1 ...")); err != nil {
 		t.Fatal(err)
 	}
+	extra, err := src.js.CreateStream(ctx, jetstream.StreamConfig{Name: "SURF_EXTRA", Subjects: []string{"surf.extra.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		m := nats.NewMsg(fmt.Sprintf("surf.extra.%d", i))
+		m.Data = []byte(fmt.Sprintf("event %d", i))
+		m.Header.Set("Surf-Kind", "test")
+		if _, err := src.js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := extra.DeleteMsg(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
 	return src, files
+}
+
+// streamMsgs is what stream name of b holds: "subject header data" per
+// message.
+func streamMsgs(t *testing.T, ctx context.Context, b *Board, name string) []string {
+	t.Helper()
+	s, err := b.js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.Subject+" "+m.Header.Get("Surf-Kind")+" "+string(m.Data))
+	}
+	return out
 }
 
 // sameRecords fails unless got has the records of want, as they are.
@@ -176,6 +218,9 @@ func TestMigrateEmbeddedToCluster(t *testing.T) {
 	if s := byName["surf_extra_objects"]; s.Copied != 1 {
 		t.Errorf("the extra object store: %+v", s)
 	}
+	if s := byName["SURF_EXTRA"]; s.Copied != 3 || s.Total != 3 {
+		t.Errorf("the extra stream: %+v, want its 3 messages copied", s)
+	}
 
 	got, err := dst.List(ctx)
 	if err != nil {
@@ -213,6 +258,9 @@ func TestMigrateEmbeddedToCluster(t *testing.T) {
 
 	if d := consumerLease(t, ctx, dst); d != 2*time.Second {
 		t.Errorf("the cluster's lease is %s, want the source's 2s", d)
+	}
+	if w, g := strings.Join(streamMsgs(t, ctx, src, "SURF_EXTRA"), "\n"), strings.Join(streamMsgs(t, ctx, dst, "SURF_EXTRA"), "\n"); w != g || len(w) == 0 {
+		t.Errorf("the extra stream on the cluster:\n%s\nwant:\n%s", g, w)
 	}
 
 	// again: everything is there already
