@@ -348,10 +348,20 @@ func TestMigrateConflictsAndRunning(t *testing.T) {
 	if err := dst.ensureConsumer(ctx, 5*time.Second); err != nil { // a lease of its own
 		t.Fatal(err)
 	}
+	if _, err := dst.js.CreateStream(ctx, jetstream.StreamConfig{Name: "SURF_EXTRA", Subjects: []string{"surf.extra.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.js.Publish(ctx, "surf.extra.mine", []byte("mine")); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Migrate(ctx, src, dst, MigrateOptions{})
 	var ce *ConflictError
-	if !errors.As(err, &ce) || len(ce.Conflicts) != 2 || ce.Conflicts[0] != "lease: 5s on the target, 2s here" || !strings.Contains(ce.Conflicts[1], TasksBucket+"/a: another task") {
-		t.Fatalf("migrating onto another task a and another lease: %v, want a conflict on both", err)
+	if !errors.As(err, &ce) || len(ce.Conflicts) != 3 || ce.Conflicts[0] != "lease: 5s on the target, 2s here" ||
+		ce.Conflicts[1] != "SURF_EXTRA/1 messages on the target, 3 here" || !strings.Contains(ce.Conflicts[2], TasksBucket+"/a: another task") {
+		t.Fatalf("migrating onto another task a, another lease and another stream: %v, want a conflict on each", err)
+	}
+	if got := streamMsgs(t, ctx, dst, "SURF_EXTRA"); len(got) != 1 {
+		t.Errorf("a refused migration changed the target's stream: %q", got)
 	}
 	recs, err := dst.List(ctx)
 	if err != nil {
@@ -376,6 +386,9 @@ func TestMigrateConflictsAndRunning(t *testing.T) {
 	}
 	if d := consumerLease(t, ctx, dst); d != 2*time.Second {
 		t.Errorf("after --force the target's lease is %s, want the source's 2s", d)
+	}
+	if w, g := strings.Join(streamMsgs(t, ctx, src, "SURF_EXTRA"), "\n"), strings.Join(streamMsgs(t, ctx, dst, "SURF_EXTRA"), "\n"); w != g {
+		t.Errorf("after --force the target's stream is:\n%s\nwant:\n%s", g, w)
 	}
 	if _, err := dst.Get(ctx, "mine"); err != nil {
 		t.Errorf("the target's own task is gone: %v", err)
