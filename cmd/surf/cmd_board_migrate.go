@@ -54,7 +54,8 @@ func boardMigrate(ctx context.Context, cli *CLI, c *command, args []string) erro
 	to := fs.String("to", "", "")
 	force := fs.Bool("force", false, "")
 	asJSON := fs.Bool("json", false, "")
-	if err := parseFlags(c, fs, args); err != nil {
+	err := parseFlags(c, fs, args)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
@@ -72,18 +73,8 @@ func boardMigrate(ctx context.Context, cli *CLI, c *command, args []string) erro
 	if bf.nats == "" && cli.Getenv("SURF_NATS_URL") == "" {
 		return usagef(c, "name the target with --to URL")
 	}
-	if *from == "" {
-		*from = cli.Getenv("SURF_BOARD_DIR")
-	}
-	if *from == "" {
-		d, err := board.DefaultDir()
-		if err != nil {
-			return err
-		}
-		*from = d
-	}
-	if _, err := os.Stat(filepath.Join(*from, "jetstream")); err != nil {
-		return withHint(fmt.Errorf("no board in %s", *from), "--from names the data directory of an embedded board (where 'surf board add --data DIR' put it)")
+	if *from, err = migrateSource(cli, *from); err != nil {
+		return err
 	}
 	src, err := board.Open(ctx, board.Config{Dir: *from, Logger: cli.Logger})
 	if err != nil {
@@ -120,4 +111,23 @@ func boardMigrate(ctx context.Context, cli *CLI, c *command, args []string) erro
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\n", s.Name, s.Kind, s.Copied, s.Same, s.Total)
 	}
 	return w.Flush()
+}
+
+// migrateSource is the data directory of the board to migrate: dir, else
+// $SURF_BOARD_DIR, else the default one; it must hold a board.
+func migrateSource(cli *CLI, dir string) (string, error) {
+	if dir == "" {
+		dir = cli.Getenv("SURF_BOARD_DIR")
+	}
+	if dir == "" {
+		d, err := board.DefaultDir()
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "jetstream")); err != nil {
+		return "", withHint(fmt.Errorf("no board in %s", dir), "--from names the data directory of an embedded board (where 'surf board add --data DIR' put it)")
+	}
+	return dir, nil
 }
