@@ -236,6 +236,20 @@ type Config struct {
 	URL string
 	// Creds is a NATS credentials file for URL.
 	Creds string
+	// TLSCA is a PEM file of the certificate authorities that sign the
+	// servers of URL (default: the system's). Setting it, or TLSCert,
+	// makes the connection use TLS.
+	TLSCA string
+	// TLSCert and TLSKey are PEM files of a client certificate and its
+	// key, for servers that verify their clients; both or neither.
+	TLSCert, TLSKey string
+	// NKeySeed is a file holding an nkey user's seed (SU...), to
+	// authenticate to URL with instead of, or besides, Creds.
+	//
+	// Creds, TLSKey and NKeySeed are files, never their contents: the
+	// board reads them when it connects and names them in errors, never
+	// quotes them.
+	NKeySeed string
 	// Replicas is how many copies JetStream keeps of the board (1 for an
 	// embedded server; 3 on a cluster of three). It only ever grows a
 	// board: zero, or fewer than the board has, keeps what it has (1 for
@@ -278,6 +292,7 @@ type Board struct {
 	js    jetstream.JetStream
 	kv    jetstream.KeyValue
 	files jetstream.ObjectStore
+	fjs   jetstream.JetStream // for object stores: waits AckWait per chunk
 	ready jetstream.Stream
 	emb   *embedded // nil with Config.URL
 
@@ -287,6 +302,9 @@ type Board struct {
 // Open connects to the board, creating its bucket, stream and object
 // store when they do not exist yet.
 func Open(ctx context.Context, cfg Config) (*Board, error) {
+	if cfg.URL == "" && (cfg.Creds != "" || cfg.TLSCA != "" || cfg.TLSCert != "" || cfg.TLSKey != "" || cfg.NKeySeed != "") {
+		return nil, errors.New("credentials, TLS and nkeys are for a NATS server named by URL, not the embedded server")
+	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = defaultLease
 	}
@@ -315,16 +333,17 @@ func Open(ctx context.Context, cfg Config) (*Board, error) {
 		b.emb = emb
 		url = emb.url
 		opts = append(opts, nats.Token(emb.token), nats.DisconnectErrHandler(func(*nats.Conn, error) { emb.takeOver() }))
-	} else if cfg.Creds != "" {
-		if _, err := os.Stat(cfg.Creds); err != nil {
-			return nil, fmt.Errorf("NATS credentials: %v", err)
+	} else {
+		auth, err := cfg.authOptions()
+		if err != nil {
+			return nil, err
 		}
-		opts = append(opts, nats.UserCredentials(cfg.Creds))
+		opts = append(opts, auth...)
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		b.emb.close()
-		return nil, fmt.Errorf("connecting to NATS at %s: %w", RedactURL(url), err)
+		return nil, cfg.connectError(url, err)
 	}
 	b.nc = nc
 	if err := b.setup(ctx); err != nil {
@@ -349,6 +368,7 @@ func (b *Board) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	b.fjs = fjs
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return retry(ctx, func(ctx context.Context) error {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/board"
@@ -16,14 +18,27 @@ type boardFlags struct {
 	data     string
 	nats     string
 	creds    string
+	tls      tlsFlags
 	replicas int
 }
+
+// tlsFlags are the files of a NATS connection's TLS and nkey: paths on
+// the command line (or in the environment), never what is in them.
+type tlsFlags struct{ ca, cert, key, nkey string }
+
+// boardFlagNames are the flags that say where the board is and how to
+// reach it.
+var boardFlagNames = []string{"data", "nats", "creds", "tls-ca", "tls-cert", "tls-key", "nkey"}
 
 func addBoardFlags(fs *pflag.FlagSet) *boardFlags {
 	f := &boardFlags{}
 	fs.StringVar(&f.data, "data", "", "")
 	fs.StringVar(&f.nats, "nats", "", "")
 	fs.StringVar(&f.creds, "creds", "", "")
+	fs.StringVar(&f.tls.ca, "tls-ca", "", "")
+	fs.StringVar(&f.tls.cert, "tls-cert", "", "")
+	fs.StringVar(&f.tls.key, "tls-key", "", "")
+	fs.StringVar(&f.tls.nkey, "nkey", "", "")
 	fs.IntVar(&f.replicas, "replicas", 0, "")
 	return f
 }
@@ -36,6 +51,15 @@ const boardFlagsHelp = `  --data DIR          the board's data directory, for th
   --nats URL          use this NATS server or cluster (comma-separated URLs,
                       default $SURF_NATS_URL) instead of the embedded server
   --creds FILE        NATS credentials file for --nats (default $SURF_NATS_CREDS)
+  --tls-ca FILE       PEM certificate authorities of the NATS servers (default
+                      $SURF_NATS_TLS_CA; the system's when neither is set)
+  --tls-cert FILE, --tls-key FILE
+                      a client certificate and its key, for servers that
+                      verify clients (default $SURF_NATS_TLS_CERT and
+                      $SURF_NATS_TLS_KEY)
+  --nkey FILE         a file holding the seed of an nkey user (default
+                      $SURF_NATS_NKEY); secrets are always files, never values
+                      on the command line
   --replicas N        copies JetStream keeps of the board on a cluster (default
                       1; 3 on a cluster of three nodes); the first command to
                       open the board creates it with this, a later larger N
@@ -43,9 +67,15 @@ const boardFlagsHelp = `  --data DIR          the board's data directory, for th
 
 // config is the board.Config the flags (and the environment) describe.
 func (f *boardFlags) config(cli *CLI) (board.Config, error) {
-	cfg := board.Config{Dir: f.data, URL: f.nats, Creds: f.creds, Replicas: f.replicas, Logger: cli.Logger}
+	cfg := board.Config{
+		Dir: f.data, URL: f.nats, Creds: f.creds, Replicas: f.replicas, Logger: cli.Logger,
+		TLSCA: f.tls.ca, TLSCert: f.tls.cert, TLSKey: f.tls.key, NKeySeed: f.tls.nkey,
+	}
 	if f.replicas < 0 || f.replicas > 5 {
 		return cfg, &exitError{code: 2, err: fmt.Errorf("--replicas must be 1 to 5")}
+	}
+	if urlHasSecret(f.nats) {
+		fmt.Fprintln(cli.Stderr, "surf: warning: the user or password in --nats shows in ps to every user of this machine; put the URL in $SURF_NATS_URL, or use --creds or --nkey")
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = cli.Getenv("SURF_BOARD_DIR")
@@ -53,11 +83,19 @@ func (f *boardFlags) config(cli *CLI) (board.Config, error) {
 	if cfg.URL == "" {
 		cfg.URL = cli.Getenv("SURF_NATS_URL")
 	}
-	if cfg.Creds == "" {
-		cfg.Creds = cli.Getenv("SURF_NATS_CREDS")
+	for _, v := range []struct {
+		dst *string
+		env string
+	}{{&cfg.Creds, "SURF_NATS_CREDS"}, {&cfg.TLSCA, "SURF_NATS_TLS_CA"}, {&cfg.TLSCert, "SURF_NATS_TLS_CERT"}, {&cfg.TLSKey, "SURF_NATS_TLS_KEY"}, {&cfg.NKeySeed, "SURF_NATS_NKEY"}} {
+		if *v.dst == "" {
+			*v.dst = cli.Getenv(v.env)
+		}
 	}
-	if cfg.Creds != "" && cfg.URL == "" {
-		return cfg, &exitError{code: 2, err: fmt.Errorf("--creds is for a NATS server named with --nats")}
+	if (cfg.Creds != "" || cfg.TLSCA != "" || cfg.TLSCert != "" || cfg.TLSKey != "" || cfg.NKeySeed != "") && cfg.URL == "" {
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--creds, --tls-ca, --tls-cert, --tls-key and --nkey are for a NATS server named with --nats")}
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return cfg, &exitError{code: 2, err: fmt.Errorf("--tls-cert and --tls-key go together")}
 	}
 	if cfg.URL != "" && f.data != "" {
 		return cfg, &exitError{code: 2, err: fmt.Errorf("--data is for the embedded server; with --nats the board lives on that server")}
@@ -92,7 +130,22 @@ func (f *boardFlags) open(ctx context.Context, cli *CLI, mutate func(*board.Conf
 		if cfg.URL != "" {
 			where = board.RedactURL(cfg.URL)
 		}
-		return nil, withHint(fmt.Errorf("opening the board: %w", err), "the board lives at "+where+"; check --data or --nats")
+		hint := "the board lives at " + where + "; check --data or --nats"
+		if cfg.URL != "" {
+			hint += " (and --creds, --tls-ca, --tls-cert, --tls-key, --nkey)"
+		}
+		return nil, withHint(fmt.Errorf("opening the board: %w", err), hint)
 	}
 	return b, nil
+}
+
+// urlHasSecret reports whether one of the NATS URLs u (comma-separated)
+// carries a user, token or password.
+func urlHasSecret(u string) bool {
+	for _, p := range strings.Split(u, ",") {
+		if pu, err := url.Parse(strings.TrimSpace(p)); err == nil && pu.User != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -44,6 +44,7 @@ const boardUsage = `Usage: surf board add TASK [flags] | add --from FILE
        surf board export [--format jsonl|csv] [--label K=V]...
        surf board state put NAME FILE --recipient KEY... | list | rm NAME | keygen -o FILE
        surf board config [--lease D]
+       surf board migrate [--from DIR] --to URL [--force]
 
 The task board: web tasks that 'surf work' processes claim and run, with
 dependencies between them, kept durably (by default in an embedded NATS
@@ -60,6 +61,8 @@ with --nats, on a NATS server or cluster).
   export   the tasks' results as a table (JSONL or CSV), one row a task
   state    saved logins for tasks (--state NAME), encrypted to the workers
   config   the board's settings: the lease
+  migrate  copy an embedded board (tasks, results, files, states) to a
+           NATS server or cluster
 
 Run 'surf board CMD --help' for the flags of one. Every command takes
 --json, and the board flags:

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -229,8 +230,8 @@ func (f *serveFlags) parse(c *command, cli *CLI, args []string) error {
 	default:
 		return usagef(c, "--approve must be allow or deny, not %q", f.approve)
 	}
-	if !f.withBoard && (fs.Changed("data") || fs.Changed("nats") || fs.Changed("creds")) {
-		return usagef(c, "--data, --nats and --creds name the task board of --board")
+	if !f.withBoard && slices.ContainsFunc(boardFlagNames, fs.Changed) {
+		return usagef(c, "--data, --nats, --creds, --tls-* and --nkey name the task board of --board")
 	}
 	if f.bf.recordHAR != "" {
 		return usagef(c, "--record-har is not supported by serve: its sessions would write one recording each over the same file")
