@@ -151,7 +151,7 @@ func (b *Board) checkStates(ctx context.Context, tasks []Task) error {
 			held[t.SavedState] = ok
 		}
 		if !ok {
-			return fmt.Errorf("task %d (%s): %w: %s", i+1, t.ID, ErrNoState, t.SavedState)
+			return &TaskError{Index: i, ID: t.ID, Err: fmt.Errorf("%w: %s", ErrNoState, t.SavedState)}
 		}
 	}
 	return nil
