@@ -114,6 +114,15 @@ func (c *Claim) PutFile(ctx context.Context, name string, r io.Reader) (string, 
 	return full, c.b.PutFile(ctx, full, r)
 }
 
+// Cancel cancels the claimed task (a person stopped its run): the board
+// records it cancelled with reason, the run's context ends (its cause
+// ErrCancelled), and its dependents follow the board's rules, as for
+// Board.Cancel.
+func (c *Claim) Cancel(ctx context.Context, reason string) error {
+	_, err := c.b.Cancel(ctx, c.Task.ID, reason)
+	return err
+}
+
 type retryError struct{ err error }
 
 func (e retryError) Error() string { return e.err.Error() }

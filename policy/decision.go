@@ -171,6 +171,26 @@ type Approver interface {
 	Approve(ctx context.Context, d Decision) (bool, error)
 }
 
+// statedKey carries the model's stated reason in a context.
+type statedKey struct{}
+
+// WithStated returns ctx carrying the reason the model gave for the
+// action being decided (its call's reasoning argument), for an Approver
+// to show a person beside the decision. It is the model's words: an
+// approver shows it as such, redacted like all model text.
+func WithStated(ctx context.Context, reason string) context.Context {
+	if reason == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, statedKey{}, reason)
+}
+
+// Stated is the model's stated reason carried by ctx (WithStated), or "".
+func Stated(ctx context.Context) string {
+	s, _ := ctx.Value(statedKey{}).(string)
+	return s
+}
+
 // ApproverFunc adapts a function to the Approver interface.
 type ApproverFunc func(ctx context.Context, d Decision) (bool, error)
 

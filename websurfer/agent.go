@@ -738,7 +738,7 @@ func (r *run) act(ctx context.Context, st *Step, tc openai.ToolCall, offered []s
 	name := tc.Function.Name
 	args := json.RawMessage(tc.Function.Arguments)
 	t0 := time.Now()
-	cctx, cancel := context.WithTimeout(ctx, r.o.ToolTimeout)
+	cctx, cancel := context.WithTimeout(policy.WithStated(ctx, reasoningOf(tc.Function.Arguments)), r.o.ToolTimeout)
 	var res *tools.Result
 	var err error
 	var data json.RawMessage

@@ -214,13 +214,25 @@ func runTask(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 		opts.Between = ls.Between
 		end := ls.Begin()
 		defer end()
+		// Stop in the live view ends the run cleanly, as cancelled.
+		var stop context.CancelCauseFunc
+		runCtx, stop = context.WithCancelCause(runCtx)
+		defer stop(nil)
+		defer ls.OnStop(func(string) { stop(errStopped) })()
 	}
 	end, runErr := f.steps(runCtx, cli, b, opts, status, ls)
+	if errors.Is(context.Cause(runCtx), errStopped) && errors.Is(runErr, context.Canceled) {
+		runErr = nil
+	}
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the journal: %w", err)
 	}
 	return f.finish(cli, end, runErr, time.Since(start))
 }
+
+// errStopped is the cause of a run's end when a person stopped it in the
+// live view.
+var errStopped = errors.New("stopped in the live view")
 
 // openBrowser starts the model client and the browser the run drives.
 func (f *runFlags) openBrowser(ctx context.Context, cli *CLI, approver policy.Approver, ls *live.Session) (*browser, error) {

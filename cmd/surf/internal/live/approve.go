@@ -7,17 +7,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/policy"
 )
 
 // ApprovalReq is a pending approval as the UI shows it.
 type ApprovalReq struct {
-	ID     int       `json:"id"`
-	Tool   string    `json:"tool"`
-	URL    string    `json:"url,omitempty"`
-	Host   string    `json:"host,omitempty"` // the host a yes opens, for an ask host rule
-	Reason string    `json:"reason"`
-	Since  time.Time `json:"since"`
+	ID     int    `json:"id"`
+	Tool   string `json:"tool"`
+	URL    string `json:"url,omitempty"`
+	Host   string `json:"host,omitempty"` // the host a yes opens, for an ask host rule
+	Reason string `json:"reason"`
+	// Why is the model's stated reason for the action, when it gave one:
+	// its words, redacted.
+	Why   string    `json:"why,omitempty"`
+	Since time.Time `json:"since"`
 }
 
 // approval is a pending approval and where its answer goes.
@@ -58,7 +62,8 @@ func (s *Session) Approver(other policy.Approver) policy.Approver {
 func (s *Session) approve(ctx context.Context, d policy.Decision, other policy.Approver) (bool, error) {
 	a := &approval{ch: make(chan verdict, 1)}
 	reason := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(d.Reason), "ask: "))
-	a.req = ApprovalReq{Tool: d.Tool, URL: s.red(d.URL), Reason: s.red(reason), Since: time.Now()}
+	a.req = ApprovalReq{Tool: d.Tool, URL: s.red(d.URL), Reason: s.red(reason), Since: time.Now(),
+		Why: s.red(textcut.Flat(policy.Stated(ctx), 300))}
 	if d.Rule == policy.RuleAsk {
 		a.req.Host = d.Host
 	}

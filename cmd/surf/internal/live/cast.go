@@ -27,11 +27,13 @@ type (
 )
 
 // DefaultScreencast are the screencast's options when a session sets
-// none: frames at most 800x450, JPEG quality 45, every frame (a page
-// that paints once would show nothing if its one frame were skipped).
+// none: frames at most 1280x800 (a 1280-wide viewport's text is read at
+// its own size, not shrunk to a blur), JPEG quality 50, every frame (a
+// page that paints once would show nothing if its one frame were
+// skipped).
 // liveui's BenchmarkLiveViewStepTime measures what a viewer adds to a
 // run's steps with them.
-var DefaultScreencast = ScreencastOptions{Quality: 45, MaxWidth: 800, MaxHeight: 450}
+var DefaultScreencast = ScreencastOptions{Quality: 50, MaxWidth: 1280, MaxHeight: 800}
 
 // castRetry is how long a screencast that ended with an error waits
 // before it starts again, while someone still watches.
@@ -81,6 +83,7 @@ func (s *Session) startCast() {
 	done := make(chan struct{})
 	s.castStop, s.castDone = cancel, done
 	s.casts++
+	go s.followWhere(ctx)
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
@@ -101,6 +104,38 @@ func (s *Session) startCast() {
 			}
 		}
 	}()
+}
+
+// wherePoll is how often a watched session's page is looked up for the
+// header.
+const wherePoll = time.Second
+
+// followWhere keeps the header on the page while someone watches: the
+// page's URL and title are looked up every wherePoll, and a change is
+// published (a person navigating during a takeover changes the page
+// with no step of the agent's to say so).
+func (s *Session) followWhere(ctx context.Context) {
+	t := time.NewTicker(wherePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		surf := s.surfer()
+		if surf == nil {
+			continue
+		}
+		u, title := surf.Where()
+		u, title = s.red(u), s.red(title)
+		s.mu.Lock()
+		moved := s.where != [2]string{u, title}
+		s.mu.Unlock()
+		if moved {
+			s.changed()
+		}
+	}
 }
 
 // restartCast stops the running screencast and starts a new one, on the

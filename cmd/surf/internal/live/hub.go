@@ -239,6 +239,20 @@ type Summary struct {
 	TakenBy string `json:"taken_by,omitempty"`
 	// Help is the agent's reason, when it asked for a person.
 	Help string `json:"help,omitempty"`
+	// Stoppable says a run in the session can be stopped (Stop).
+	Stoppable bool `json:"stoppable,omitempty"`
+	// Answer is the last run's end, when one has ended.
+	Answer *Answer `json:"answer,omitempty"`
+}
+
+// Answer is how a run in the session ended: its final answer (or
+// structured result), or why it ended without one.
+type Answer struct {
+	Step      int       `json:"step"`
+	EndReason string    `json:"end_reason"`
+	Text      string    `json:"text,omitempty"`
+	Data      string    `json:"data,omitempty"` // the structured result, as JSON
+	At        time.Time `json:"at"`
 }
 
 // List returns the live sessions, oldest first.
@@ -351,7 +365,10 @@ type Session struct {
 	helpSince time.Time
 	notices   []Notice
 	subs      map[chan Event]struct{}
-	where     [2]string // url, title when last asked
+	where     [2]string    // url, title when last asked
+	stop      func(string) // stops the run in the session, nil if none
+	stopGen   int
+	answer    *Answer // the last run's end, nil before one ends
 
 	// the screencast (cast.go)
 	viewers  int
@@ -473,7 +490,8 @@ func (s *Session) Summary() Summary {
 	defer s.mu.Unlock()
 	s.where = [2]string{u, t}
 	sum := Summary{ID: s.id, Owner: s.owner, URL: u, Title: t, State: s.state(), Doing: s.doing,
-		Steps: s.nsteps, Opened: s.opened, Pending: len(s.approvals), Viewers: s.viewers, Help: s.helpWhy}
+		Steps: s.nsteps, Opened: s.opened, Pending: len(s.approvals), Viewers: s.viewers, Help: s.helpWhy,
+		Stoppable: s.stop != nil, Answer: s.answer}
 	if s.take != nil {
 		sum.TakenBy = s.take.by
 	}

@@ -12,7 +12,10 @@ import (
 
 // StepInfo is one step of the timeline.
 type StepInfo struct {
+	// N numbers the session's timeline; RunStep is the step's number in
+	// its run (a session may hold several runs, and single calls).
 	N       int    `json:"n"`
+	RunStep int    `json:"run_step,omitempty"`
 	Tool    string `json:"tool"`
 	Target  string `json:"target,omitempty"`
 	Verdict string `json:"verdict"`
@@ -26,8 +29,12 @@ type StepInfo struct {
 	DurationMS int64 `json:"duration_ms"`
 	ObserveMS  int64 `json:"observe_ms,omitempty"`
 	Tokens     int   `json:"tokens"`
-	// Image says the step's screenshot can be fetched.
+	// Image says the step's screenshot can be fetched; Picture says
+	// what it shows: "before" (the page the model saw when it chose the
+	// step, in a run) or "after" (the page the call left, for a single
+	// call from an MCP client).
 	Image     bool      `json:"image"`
+	Picture   string    `json:"picture,omitempty"`
 	URL       string    `json:"url,omitempty"` // the page the step saw
 	At        time.Time `json:"at"`
 	Done      bool      `json:"done,omitempty"`
@@ -47,7 +54,7 @@ func (s *Session) Step(st *websurfer.Step) {
 	if st == nil {
 		return
 	}
-	info := StepInfo{N: st.N, Verdict: "allow", DurationMS: st.Duration.Milliseconds(), Tokens: st.Usage.Total,
+	info := StepInfo{RunStep: st.N, Verdict: "allow", DurationMS: st.Duration.Milliseconds(), Tokens: st.Usage.Total,
 		At: time.Now(), Done: st.Done, EndReason: string(st.EndReason), Answer: s.red(st.Answer)}
 	if len(st.Calls) > 0 {
 		c := st.Calls[0]
@@ -78,24 +85,69 @@ func (s *Session) Step(st *websurfer.Step) {
 	for _, n := range st.Notes {
 		info.Notes = append(info.Notes, s.red(textcut.Flat(n, 300)))
 	}
-	o := st.Observation
+	var a *Answer
+	if st.Done {
+		a = &Answer{EndReason: string(st.EndReason), Text: s.red(st.Answer), At: info.At}
+		if st.Failure != "" && a.Text == "" {
+			a.Text = s.red(st.Failure)
+		}
+		if len(st.Data) > 0 {
+			a.Data = s.red(string(st.Data))
+		}
+	}
+	s.addStep(info, st.Observation, "before", a)
+}
+
+// Call adds a single call (an MCP client's tool call, outside a run) to
+// the timeline: the tool, what it acted on, its result, and the page it
+// left (o, the surfer's last observation, may be nil).
+func (s *Session) Call(tool string, args json.RawMessage, result string, isError bool, d time.Duration, o *websurfer.Observation) {
+	verdict := "allow"
+	if isError && strings.Contains(result, "denied") {
+		verdict = "deny"
+	}
+	info := StepInfo{Tool: tool, Target: s.red(target(args)), Verdict: verdict, Result: s.red(textcut.Flat(result, 300)),
+		IsError: isError, Reasoning: s.red(textcut.Flat(reasoning(args), 300)), DurationMS: d.Milliseconds(), At: time.Now()}
+	s.addStep(info, o, "after", nil)
+}
+
+// reasoning is the reasoning argument of a call, if it has one.
+func reasoning(args json.RawMessage) string {
+	var v struct {
+		Reasoning string `json:"reasoning"`
+	}
+	json.Unmarshal(args, &v)
+	return v.Reasoning
+}
+
+// addStep adds a step to the timeline, with o's image as its picture,
+// and a, when the step ended a run, as the session's answer.
+func (s *Session) addStep(info StepInfo, o *websurfer.Observation, picture string, a *Answer) {
 	if o != nil {
 		info.URL = s.red(o.URL)
 		info.ObserveMS = o.Timing.Total.Milliseconds()
 		info.Image = len(o.Image) > 0
+		if info.Image {
+			info.Picture = picture
+		}
 	}
 	s.mu.Lock()
 	s.nsteps++
+	info.N = s.nsteps
+	if a != nil {
+		a.Step = info.N
+		s.answer = a
+	}
 	s.steps = append(s.steps, info)
 	if len(s.steps) > MaxSteps {
 		s.steps = s.steps[len(s.steps)-MaxSteps:]
 	}
 	if info.Image {
 		img := image{data: o.Image, mime: o.ImageMIME}
-		s.images[st.N] = img
+		s.images[info.N] = img
 		s.last = img
 		for n := range s.images {
-			if n <= st.N-MaxImages {
+			if n <= info.N-MaxImages {
 				delete(s.images, n)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/surfkit/surf/perception"
 )
@@ -45,8 +46,13 @@ func (s *Session) TakeOver(by string) error {
 
 // HandBack ends the takeover: the agent resumes, told in its next
 // observation that the user took over, for how long and where the page is
-// now.
-func (s *Session) HandBack() error {
+// now, and, when the person left one, their message ("I logged in; the
+// code was 1234"), quoted as their words.
+func (s *Session) HandBack(message string) error {
+	message = strings.TrimSpace(message)
+	if n := utf8.RuneCountInString(message); n > MaxHandBackMessage {
+		return fmt.Errorf("the message is %d characters; at most %d", n, MaxHandBackMessage)
+	}
 	s.mu.Lock()
 	t := s.take
 	if t == nil {
@@ -59,7 +65,7 @@ func (s *Session) HandBack() error {
 	if surf := s.surfer(); surf != nil {
 		u, title = surf.Where()
 	}
-	note := handBackNote(time.Since(t.since), u, title)
+	note := handBackNote(time.Since(t.since), u, title, message)
 	s.mu.Lock()
 	s.note = note
 	s.mu.Unlock()
@@ -73,7 +79,10 @@ func (s *Session) HandBack() error {
 // title are the page's words, not surf's: quoted and cut as in an
 // observation (a title may read like a note from surf). They are
 // redacted by the run like every observation note.
-func handBackNote(d time.Duration, u, title string) string {
+//
+// The person's message is theirs: quoted like page text (it cannot close
+// its quotes to speak as surf), and marked as the person's words.
+func handBackNote(d time.Duration, u, title, message string) string {
 	d = d.Round(time.Second)
 	if d < time.Second {
 		d = time.Second
@@ -82,8 +91,16 @@ func handBackNote(d time.Duration, u, title string) string {
 	if title != "" {
 		where += " title " + perception.Quote(title, 120)
 	}
-	return fmt.Sprintf("The user took over the browser for %s and handed it back; the page is now %s. What they did is not in your history: look at the page again before going on.", d, where)
+	note := fmt.Sprintf("The user took over the browser for %s and handed it back; the page is now %s. What they did is not in your history: look at the page again before going on.", d, where)
+	if message != "" {
+		note += " The user's message to you, in their words: " + perception.Quote(message, MaxHandBackMessage)
+	}
+	return note
 }
+
+// MaxHandBackMessage bounds a person's message at hand-back, in
+// characters.
+const MaxHandBackMessage = 2000
 
 // TakenOver reports whether a person has the wheel.
 func (s *Session) TakenOver() bool {

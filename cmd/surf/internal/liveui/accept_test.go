@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
+	"image/png"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -51,6 +53,9 @@ body { margin: 0; font: 22px sans-serif; background: #fff; }
 <form method="get" action="/"><input id="q" name="q" aria-label="Search"></form>
 <div id="status">%s</div>
 </body></html>`
+
+// handBackMessage is the person's message to the agent at hand-back.
+const handBackMessage = "the code was 4417, said the person"
 
 // typedSecret is what the person types during the takeover.
 const typedSecret = "zebraquartz71"
@@ -325,6 +330,10 @@ func TestLiveViewAcceptance(t *testing.T) {
 	if txt := must(page.Locator("#approvals li").TextContent())(t); !strings.Contains(txt, "click") {
 		t.Errorf("the pending approval says %q", txt)
 	}
+	// the card gives the model's stated reason, as its words
+	if txt := must(page.Locator("#approvals li p.why").TextContent())(t); txt != "The agent says: buy the lamp" {
+		t.Errorf("the approval card gives the model's reason as %q", txt)
+	}
 	if st := must(page.Locator("#state").TextContent())(t); st != string(live.WaitingApproval) {
 		t.Errorf("the state is %q while an approval waits", st)
 	}
@@ -369,6 +378,12 @@ func TestLiveViewAcceptance(t *testing.T) {
 		t.Fatalf("the search typed in the live view never reached the page (at %s %q); notices: %s", u, title, notes)
 	}
 
+	// The header follows the page the person moved to (no step of the
+	// agent's says so).
+	if err := page.Locator("#url").Filter(playwright.LocatorFilterOptions{HasText: "q="}).WaitFor(); err != nil {
+		t.Errorf("the header does not follow the page during the takeover (it says %q): %v", must(page.Locator("#url").TextContent())(t), err)
+	}
+
 	// Click a button in the live view: the page changes.
 	time.Sleep(300 * time.Millisecond) // let the new page paint before the reference frame
 	before = liveShot(t, page)
@@ -386,7 +401,8 @@ func TestLiveViewAcceptance(t *testing.T) {
 		t.Errorf("the denied host got %d requests", n)
 	}
 
-	// Hand back; the run ends.
+	// Hand back with a message to the agent; the run ends.
+	ok(t, page.Locator("#handback-msg").Fill(handBackMessage))
 	ok(t, page.Locator("#handback").Click())
 	select {
 	case <-runDone:
@@ -441,6 +457,36 @@ func TestLiveViewAcceptance(t *testing.T) {
 	if got := tool(reqs[3]) + user(reqs[3]); !strings.Contains(got, "Blocked by surf") {
 		t.Errorf("the next request does not say where the person left the page (the blocked navigation):\n%s", got)
 	}
+	if got := tool(reqs[3]) + user(reqs[3]); !strings.Contains(got, `The user's message to you, in their words: "`+handBackMessage+`"`) {
+		t.Errorf("the person's hand-back message is not in the next request as their words:\n%s", got)
+	}
+
+	// The answer has a card of its own; each step's picture says what it
+	// shows.
+	answerBox := page.Locator("#answer-box")
+	ok(t, answerBox.WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}))
+	if txt := must(answerBox.TextContent())(t); !strings.Contains(txt, "Answer") || !strings.Contains(txt, "the code is 4417") {
+		t.Errorf("the answer card says %q", txt)
+	}
+	step1 := page.Locator(`#steps li[data-n="1"] summary`)
+	ok(t, step1.Click())
+	caps := page.Locator(`#steps li[data-n="1"] figcaption`)
+	ok(t, caps.Nth(1).WaitFor())
+	if b, a := must(caps.Nth(0).TextContent())(t), must(caps.Nth(1).TextContent())(t); !strings.HasPrefix(b, "before:") || !strings.HasPrefix(a, "after:") {
+		t.Errorf("the first step's pictures are labelled %q and %q", b, a)
+	}
+
+	// At 420 px wide (a phone) nothing is wider than the screen: the
+	// page's full screenshot is as wide as the viewport.
+	ok(t, page.SetViewportSize(420, 900))
+	must(page.Reload(playwright.PageReloadOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded}))(t)
+	ok(t, page.Locator(`#steps li[data-n="1"]`).WaitFor())
+	narrow := must(page.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(true)}))(t)
+	if cfg := must(png.DecodeConfig(bytes.NewReader(narrow)))(t); cfg.Width != 420 {
+		os.WriteFile(filepath.Join(t.TempDir(), "narrow.png"), narrow, 0o644)
+		sw := must(page.Evaluate(`document.documentElement.scrollWidth`))(t)
+		t.Errorf("at 420 px the page is %d px wide (scrollWidth %v): something overflows", cfg.Width, sw)
+	}
 
 	// The typed text is nowhere.
 	ok(t, sess.Close())
@@ -482,4 +528,91 @@ func TestLiveViewAcceptance(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	_ = steps
+}
+
+// TestLiveViewStop: the Stop button ends a run cleanly while it waits for
+// an approval: the run ends cancelled with its journal closed, the
+// answer card says so, and the button goes away.
+func TestLiveViewStop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	site := serveShop(t)
+	jpath := filepath.Join(t.TempDir(), "journal.jsonl")
+	pol := must(policy.New(policy.Config{
+		Allow:   []policy.HostRule{must(policy.ParseHostRule("127.0.0.1"))(t)},
+		Actions: []policy.ActionRule{{Rule: "risky", Tools: []string{"click"}, Name: `(?i)\bbuy\b`, Verdict: policy.Ask}},
+	}))(t)
+	sess := must(browsertest.Sandbox(t).NewSession(ctx, sandbox.SessionConfig{Policy: pol}))(t)
+	defer sess.Close()
+	hub := live.New(live.Config{})
+	defer hub.Close()
+	ls := must(hub.Open(live.SessionOptions{Owner: "stop test", Redact: sess.Policy().Redact}))(t)
+
+	probe := must(websurfer.New(ctx, websurfer.Config{Session: sess}))(t)
+	buy := findID(t, must(probe.VisitURL(ctx, site.url))(t).Observation, "Buy lamp")
+	probe.Close()
+	fake := fakeopenai.Start(t, fakeopenai.NewScript(
+		fakeopenai.CallTool("click", fmt.Sprintf(`{"target_id": %d, "reasoning": "buy the lamp"}`, buy)),
+	))
+	model := must(llm.New(ctx, llm.Config{BaseURL: fake.URL(), APIKey: "sk-test-not-real", Model: "test-model"}))(t)
+	surf := must(websurfer.New(ctx, websurfer.Config{Session: sess, Model: model, ModelName: "test-model",
+		Approver: ls.Approver(nil), Human: ls}))(t)
+	defer surf.Close()
+	ls.Attach(surf, live.SandboxDenials(sess))
+
+	j := must(journal.Open(jpath, sess.Policy().Redact))(t)
+	var last *websurfer.Step
+	var runErr error
+	runDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		end := ls.Begin()
+		defer end()
+		rctx, stop := context.WithCancelCause(ctx)
+		defer stop(nil)
+		stopped := errors.New("stopped")
+		defer ls.OnStop(func(string) { stop(stopped) })()
+		for st, err := range surf.Run(rctx, "buy the lamp", websurfer.RunOptions{StartURL: site.url, Journal: j}) {
+			ls.Step(st)
+			if st != nil && st.Done {
+				last = st
+			}
+			if err != nil && !(errors.Is(err, context.Canceled) && context.Cause(rctx) == stopped) {
+				runErr = err // a runtime error, not the person's stop
+			}
+		}
+	}()
+
+	base, token := serveUI(t, hub)
+	page := viewer(t)
+	must(page.Goto(base+"/?token="+token, playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded}))(t)
+	must(page.Goto(base+"/s/"+ls.ID(), playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded}))(t)
+	ok(t, page.Locator("#approvals li button.approve").WaitFor())
+	stopButton := page.Locator("#stop")
+	ok(t, stopButton.WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}))
+	ok(t, stopButton.Click())
+	select {
+	case <-runDone:
+	case <-ctx.Done():
+		t.Fatal("the run did not end after Stop")
+	}
+	if runErr != nil {
+		t.Fatalf("the run ended with a runtime error: %v", runErr)
+	}
+	if last == nil || last.EndReason != journal.EndCancelled {
+		t.Fatalf("the run's last step: %+v; want it ended cancelled", last)
+	}
+	ok(t, j.Close())
+	if b := must(os.ReadFile(jpath))(t); !bytes.Contains(b, []byte(`"cancelled"`)) {
+		t.Errorf("the journal does not record the run's end as cancelled:\n%s", b)
+	}
+	box := page.Locator("#answer-box")
+	ok(t, box.WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}))
+	if txt := must(box.TextContent())(t); !strings.Contains(txt, "Ended: cancelled") {
+		t.Errorf("the answer card says %q", txt)
+	}
+	ok(t, stopButton.WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateHidden}))
+	if err := ls.Stop("again"); !errors.Is(err, live.ErrNotStoppable) {
+		t.Errorf("Stop with nothing running: %v", err)
+	}
 }

@@ -91,6 +91,7 @@ func New(cfg Config) (*Handler, error) {
 	m.HandleFunc("POST /s/{id}/approve", h.post(h.approve))
 	m.HandleFunc("POST /s/{id}/takeover", h.post(h.takeover))
 	m.HandleFunc("POST /s/{id}/handback", h.post(h.handback))
+	m.HandleFunc("POST /s/{id}/stop", h.post(h.stop))
 	m.HandleFunc("POST /s/{id}/input", h.post(h.input))
 	h.mux = m
 	return h, nil
@@ -433,7 +434,7 @@ func answer(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	case errors.Is(err, live.ErrNotFound), errors.Is(err, live.ErrClosed):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
-	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver):
+	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver), errors.Is(err, live.ErrNotStoppable):
 		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
@@ -465,8 +466,24 @@ func (h *Handler) takeover(w http.ResponseWriter, r *http.Request, s *live.Sessi
 	answer(w, s.TakeOver(h.who))
 }
 
+// handback hands the wheel back, with the person's message to the agent
+// if they left one ({"message": "..."}; an empty body is none).
 func (h *Handler) handback(w http.ResponseWriter, r *http.Request, s *live.Session, body []byte) {
-	answer(w, s.HandBack())
+	var in struct {
+		Message string `json:"message"`
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := decode(body, &in); err != nil {
+			answer(w, err)
+			return
+		}
+	}
+	answer(w, s.HandBack(in.Message))
+}
+
+// stop ends the run in the session.
+func (h *Handler) stop(w http.ResponseWriter, r *http.Request, s *live.Session, body []byte) {
+	answer(w, s.Stop(h.who))
 }
 
 // inputReq is an input event from the live view. X and Y are fractions

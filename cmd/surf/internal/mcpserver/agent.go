@@ -59,6 +59,10 @@ func (se *session) run(ctx context.Context, surf *websurfer.Surfer, pol *policy.
 	}
 	if ls != nil {
 		opts.Between = away.Between(ls.Between)
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		defer ls.OnStop(func(string) { stop() })()
 	}
 	var lines []string
 	var last *websurfer.Step

@@ -74,7 +74,7 @@ func TestTakeoverHoldsCalls(t *testing.T) {
 	if u := hub.List()[0].URL; strings.HasSuffix(u, "/about.html") {
 		t.Fatalf("the page moved under the person's hands: %s", u)
 	}
-	if err := ls.HandBack(); err != nil {
+	if err := ls.HandBack(""); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
@@ -89,7 +89,7 @@ func TestTakeoverHoldsCalls(t *testing.T) {
 // TestTakeoverRefusesCallsPastTimeout: a call kept waiting by a person
 // longer than its timeout is refused, saying why, and has done nothing.
 func TestTakeoverRefusesCallsPastTimeout(t *testing.T) {
-	f, cs, _, hub, ls := heldServer(t, func(c *Config) { c.CallTimeout = 3 * time.Second })
+	f, cs, _, hub, ls := heldServer(t, func(c *Config) { c.CallTimeout = 10 * time.Second })
 	if err := ls.TakeOver("tester"); err != nil {
 		t.Fatal(err)
 	}
@@ -99,5 +99,48 @@ func TestTakeoverRefusesCallsPastTimeout(t *testing.T) {
 	}
 	if u := hub.List()[0].URL; strings.HasSuffix(u, "/about.html") {
 		t.Fatalf("the page moved: %s", u)
+	}
+}
+
+// TestSingleCallsAreSteps: a session driven by single MCP tool calls
+// (no run) has them in the live view's timeline, numbered in order, each
+// with the picture of the page it left, labelled "after"; a failed call is
+// a failed step. A message left at hand-back reaches the next call as the
+// person's words.
+func TestSingleCallsAreSteps(t *testing.T) {
+	f, cs, _, _, ls := heldServer(t, func(c *Config) { c.Image = ImageSOM })
+	mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/about.html"})
+	res := call(t, cs, "click", map[string]any{"target_id": 9999})
+	if !res.IsError {
+		t.Fatalf("a click on a missing element: %s", text(res))
+	}
+	steps := ls.Snapshot().Steps
+	if len(steps) != 3 {
+		t.Fatalf("the timeline has %d steps after three calls: %+v", len(steps), steps)
+	}
+	for i, st := range steps {
+		if st.N != i+1 {
+			t.Errorf("step %d is numbered %d", i+1, st.N)
+		}
+	}
+	if st := steps[1]; st.Tool != "visit_url" || !strings.HasSuffix(st.Target, "/about.html") || !st.Image || st.Picture != "after" || st.IsError {
+		t.Errorf("the visit's step: %+v", st)
+	}
+	if _, _, err := ls.StepImage(2); err != nil {
+		t.Errorf("the visit's picture: %v", err)
+	}
+	if st := steps[2]; st.Tool != "click" || !st.IsError || st.Result == "" {
+		t.Errorf("the failed click's step: %+v", st)
+	}
+
+	if err := ls.TakeOver("tester"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ls.HandBack("I logged in; the code was 1234"); err != nil {
+		t.Fatal(err)
+	}
+	res = mustCall(t, cs, "visit_url", map[string]any{"url": f.URL + "/"})
+	if !strings.Contains(text(res), `The user's message to you, in their words: "I logged in; the code was 1234"`) {
+		t.Errorf("the next call does not carry the person's message: %s", text(res))
 	}
 }

@@ -188,11 +188,21 @@ func (se *session) call(ctx context.Context, name string, args json.RawMessage) 
 		end := b.live.Begin()
 		defer end()
 	}
+	before := b.surf.Last()
 	t0 := time.Now()
 	res, err := b.reg.Call(ctx, name, args, offered...)
-	se.log.Debug("call", "tool", name, "ms", time.Since(t0).Milliseconds(), "err", err)
+	took := time.Since(t0)
+	se.log.Debug("call", "tool", name, "ms", took.Milliseconds(), "err", err)
 	if b.live != nil && name != WebsurferTool {
-		b.live.Observed(b.surf.Last())
+		// A single call is a step of the session's timeline, as a run's
+		// steps are, with the page it left when it looked at it.
+		after := b.surf.Last()
+		if after == before {
+			after = nil
+		}
+		text, isErr := callOutcome(res, err)
+		b.live.Call(name, args, text, isErr, took, after)
+		b.live.Observed(after)
 	}
 	if o := b.surf.Last(); o != nil {
 		s.mu.Lock()
@@ -626,4 +636,16 @@ func (se *session) closeBrowser(b *browser) error {
 		se.log.Warn("closing the browser session timed out")
 		return errors.New("closing the browser session timed out")
 	}
+}
+
+// callOutcome is a call's result for the live view's timeline: its text
+// (the first line of an observation is enough) and whether it failed.
+func callOutcome(res *tools.Result, err error) (string, bool) {
+	switch {
+	case err != nil:
+		return err.Error(), true
+	case res == nil:
+		return "", false
+	}
+	return res.Text, res.IsError
 }

@@ -55,7 +55,11 @@
   }
 
   $("takeover").addEventListener("click", () => post("/takeover").then((ok) => { if (ok) screen.focus(); }));
-  $("handback").addEventListener("click", () => post("/handback"));
+  $("handback").addEventListener("click", () => {
+    const msg = $("handback-msg").value.trim();
+    post("/handback", msg ? { message: msg } : {}).then((ok) => { if (ok) $("handback-msg").value = ""; });
+  });
+  $("stop").addEventListener("click", () => post("/stop"));
 
   // --- a person's input on the live view, while taken over
   function frac(e) {
@@ -111,6 +115,9 @@
     taken = s.state === "taken over";
     $("takeover").hidden = taken;
     $("handback").hidden = !taken;
+    $("handback-msg").hidden = !taken;
+    $("stop").hidden = !s.stoppable;
+    showAnswer(s.answer);
     screen.classList.toggle("taken", taken);
     $("hint").textContent = taken
       ? "You have the wheel: clicks, wheel and keys on the picture go to the page (the agent waits). What you type is never recorded. Hand back when done."
@@ -119,6 +126,36 @@
     help.hidden = !s.help;
     help.textContent = s.help ? "The agent asks for help: " + s.help + " — take over, do it, then hand back." : "";
     document.title = "surf: " + s.state + " · " + (s.title || s.id);
+  }
+
+  // the run's end, on a card of its own
+  function showAnswer(a) {
+    const box = $("answer-box");
+    box.hidden = !a;
+    if (!a) return;
+    const answered = a.end_reason === "answered";
+    $("answer-head").textContent = answered ? "Answer" : "Ended: " + a.end_reason;
+    $("answer-text").textContent = a.text || (answered ? "" : "(no answer)");
+    const data = $("answer-data");
+    data.hidden = !a.data;
+    if (a.data) {
+      try { data.textContent = JSON.stringify(JSON.parse(a.data), null, 2); } catch (e) { data.textContent = a.data; }
+    }
+    $("answer-end").textContent = "step " + a.step + " · " + new Date(a.at).toLocaleTimeString();
+    box.classList.toggle("failed", !answered);
+  }
+
+  // a step's picture, labelled with what it shows
+  function picture(n, label, text) {
+    const fig = document.createElement("figure");
+    const cap = document.createElement("figcaption");
+    cap.className = "pic-" + label;
+    cap.textContent = label + ": " + text;
+    const img = document.createElement("img");
+    img.alt = label + " step " + n;
+    img.src = base + "/step/" + n;
+    fig.append(cap, img);
+    return fig;
   }
 
   function notice(n) {
@@ -130,8 +167,10 @@
     while (box.children.length > 8) box.removeChild(box.firstChild);
   }
 
+  const steps = new Map();
   function addStep(s) {
     if ($("steps").querySelector('li[data-n="' + s.n + '"]')) return; // in the snapshot too
+    steps.set(s.n, s);
     const li = document.createElement("li");
     li.dataset.n = s.n;
     if (s.is_error) li.classList.add("error");
@@ -161,11 +200,16 @@
     }
     if (s.image) {
       det.addEventListener("toggle", () => {
-        if (det.open && !det.querySelector("img")) {
-          const img = document.createElement("img");
-          img.alt = "screenshot of step " + s.n;
-          img.src = base + "/step/" + s.n;
-          det.appendChild(img);
+        if (!det.open || det.querySelector("figure")) return;
+        if (s.picture === "after") {
+          det.appendChild(picture(s.n, "after", "the page this call left"));
+          return;
+        }
+        det.appendChild(picture(s.n, "before", "the page the model saw when it chose this step"));
+        // the next step's picture is the page this one left
+        const next = steps.get(s.n + 1);
+        if (next && next.image && next.picture === "before") {
+          det.appendChild(picture(next.n, "after", "the page this step left (the next step's view)"));
         }
       });
     }
@@ -181,13 +225,20 @@
     li.dataset.id = a.id;
     const p = document.createElement("p");
     p.textContent = a.tool + (a.url ? " " + a.url : "") + ": " + a.reason + (a.host ? " (approving opens " + a.host + ")" : "");
+    li.appendChild(p);
+    if (a.why) {
+      const why = document.createElement("p");
+      why.className = "why";
+      why.textContent = "The agent says: " + a.why;
+      li.appendChild(why);
+    }
     const yes = document.createElement("button");
     yes.type = "button"; yes.className = "approve"; yes.textContent = "Approve";
     const no = document.createElement("button");
     no.type = "button"; no.className = "deny"; no.textContent = "Deny";
     yes.addEventListener("click", () => post("/approve", { id: a.id, approve: true }));
     no.addEventListener("click", () => post("/approve", { id: a.id, approve: false }));
-    li.append(p, yes, document.createTextNode(" "), no);
+    li.append(yes, document.createTextNode(" "), no);
     $("approvals").appendChild(li);
     $("approvals-box").hidden = false;
   }
@@ -203,6 +254,7 @@
   es.addEventListener("snapshot", (e) => {
     const s = JSON.parse(e.data);
     $("steps").replaceChildren();
+    steps.clear();
     $("approvals").replaceChildren();
     $("notices").replaceChildren();
     setState(s.summary);
