@@ -533,33 +533,41 @@ func (b *Board) List(ctx context.Context) ([]Record, error) {
 	var out []Record
 	err := retry(ctx, func(ctx context.Context) error {
 		out = out[:0]
-		w, err := b.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-		if err != nil {
-			return err
-		}
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case e, ok := <-w.Updates():
-				if !ok {
-					return errors.New("the board's watcher stopped")
-				}
-				if e == nil {
-					return nil
-				}
-				rec, err := decode(e)
-				if err != nil {
-					b.log.Warn("board: unreadable record", "key", e.Key(), "err", err)
-					continue
-				}
-				out = append(out, rec)
+		return eachEntry(ctx, b.kv, func(e jetstream.KeyValueEntry) {
+			rec, err := decode(e)
+			if err != nil {
+				b.log.Warn("board: unreadable record", "key", e.Key(), "err", err)
+				return
 			}
-		}
+			out = append(out, rec)
+		})
 	})
 	sortRecords(out)
 	return out, err
+}
+
+// eachEntry calls f with every entry of kv as it is now (deletes left
+// out).
+func eachEntry(ctx context.Context, kv jetstream.KeyValue, f func(jetstream.KeyValueEntry)) error {
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("the watcher of bucket %s stopped", kv.Bucket())
+			}
+			if e == nil {
+				return nil
+			}
+			f(e)
+		}
+	}
 }
 
 func sortRecords(rs []Record) {

@@ -359,25 +359,7 @@ func kvEntries(ctx context.Context, js jetstream.JetStream, bucket string) (map[
 		if err != nil {
 			return err
 		}
-		w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-		if err != nil {
-			return err
-		}
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case e, ok := <-w.Updates():
-				if !ok {
-					return errors.New("the bucket's watcher stopped")
-				}
-				if e == nil {
-					return nil
-				}
-				out[e.Key()] = e.Value()
-			}
-		}
+		return eachEntry(ctx, kv, func(e jetstream.KeyValueEntry) { out[e.Key()] = e.Value() })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", bucket, err)
