@@ -296,6 +296,9 @@ type Board struct {
 	ready jetstream.Stream
 	emb   *embedded // nil with Config.URL
 
+	plansMu sync.Mutex
+	plansKV jetstream.KeyValue // see plans
+
 	closeOnce sync.Once
 }
 

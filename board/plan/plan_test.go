@@ -1,0 +1,280 @@
+package plan_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/board/plan"
+	"github.com/surfkit/surf/internal/llm"
+	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/worker"
+)
+
+func TestMain(m *testing.M) { browsertest.Main(m) }
+
+// site is a loopback site of prices: /a, /b, /c and /c-new each say one;
+// /gone is a page that is gone (404).
+func site(t *testing.T) *httptest.Server {
+	t.Helper()
+	page := func(title string) string {
+		return "<!doctype html><title>" + title + "</title><h1>" + title + "</h1>"
+	}
+	mux := http.NewServeMux()
+	for path, title := range map[string]string{"/a": "Price of A: 10 EUR", "/b": "Price of B: 20 EUR", "/c": "Price of C: 30 EUR", "/c-new": "Price of C: 30 EUR"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, page(title)) })
+	}
+	mux.HandleFunc("/gone", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, page("Not Found"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+var (
+	titleRE   = regexp.MustCompile(`title "([^"]*)"`)
+	handedRE  = regexp.MustCompile(`(?s)Task ([A-Za-z0-9_-]+) answered:\n<<<([0-9a-f]+)\n(.*?)\n([0-9a-f]+)>>>`)
+	numberRE  = regexp.MustCompile(`(\d+) EUR`)
+	surferKey = "Task: "
+)
+
+// surferModel is the surfers' model, stateless: on a page that is gone it
+// scrolls (and the task, allowed one step, fails); a task handed results
+// answers "total N EUR", their sum; any other answers the page's title.
+type surferModel struct{}
+
+func (surferModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req openai.ChatCompletionRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) < 2 {
+		http.Error(w, "not a chat completion", http.StatusBadRequest)
+		return
+	}
+	text := func(m openai.ChatCompletionMessage) string {
+		s := m.Content
+		for _, p := range m.MultiContent {
+			s += p.Text
+		}
+		return s
+	}
+	first, title := "", ""
+	for _, m := range req.Messages {
+		if m.Role != openai.ChatMessageRoleUser {
+			continue
+		}
+		if s := text(m); first == "" && strings.Contains(s, surferKey) {
+			first = s
+		}
+		if t := titleRE.FindStringSubmatch(text(m)); t != nil {
+			title = t[1]
+		}
+	}
+	tool, args := "stop_action", map[string]any{"answer": title}
+	if handed := handedRE.FindAllStringSubmatch(first, -1); len(handed) > 0 {
+		sum := 0
+		for _, h := range handed {
+			for _, n := range numberRE.FindAllStringSubmatch(h[3], -1) {
+				v, _ := strconv.Atoi(n[1])
+				sum += v
+			}
+		}
+		args["answer"] = fmt.Sprintf("total %d EUR", sum)
+	} else if strings.Contains(title, "Not Found") {
+		tool, args = "page_down", map[string]any{}
+	}
+	a, _ := json.Marshal(args)
+	resp := openai.ChatCompletionResponse{
+		ID: "surfer", Object: "chat.completion", Model: req.Model,
+		Choices: []openai.ChatCompletionChoice{{Message: openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant,
+			ToolCalls: []openai.ToolCall{{ID: "call_1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: tool, Arguments: string(a)}}}}, FinishReason: openai.FinishReasonToolCalls}},
+		Usage: openai.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func client(t *testing.T, baseURL string) *llm.Client {
+	t.Helper()
+	c, err := llm.New(context.Background(), llm.Config{BaseURL: baseURL, Model: "test-model", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// runs counts the runs of each task.
+type runs struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (r *runs) count(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n[id]
+}
+
+// startWorkers runs real surfers (one browser, the surfer model) on b
+// until the test ends, counting each task's runs.
+func startWorkers(t *testing.T, ctx context.Context, b *board.Board) *runs {
+	t.Helper()
+	model := httptest.NewServer(surferModel{})
+	t.Cleanup(model.Close)
+	w, err := worker.New(ctx, worker.Config{
+		Sandbox: sandbox.Config{Env: browsertest.Env(), Policy: browsertest.Policy()},
+		Model:   client(t, model.URL+"/v1"), ModelName: "test-model", MaxSteps: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &runs{n: map[string]int{}}
+	run := func(ctx context.Context, c *board.Claim) (*board.Result, error) {
+		counted.mu.Lock()
+		counted.n[c.Task.ID]++
+		counted.mu.Unlock()
+		return w.Run(ctx, c)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Work(wctx, board.WorkConfig{Run: run, Workers: 3, MaxAttempts: 1})
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		w.Close()
+	})
+	return counted
+}
+
+func openBoard(t *testing.T, ctx context.Context, dir string) *board.Board {
+	t.Helper()
+	b, err := board.Open(ctx, board.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func call(name, args string) fakeopenai.ToolCall {
+	return fakeopenai.ToolCall{Name: name, Arguments: args}
+}
+
+// collect runs the plan to its end, gathering its events.
+func collect(t *testing.T, ctx context.Context, p *plan.Planner, id string) ([]plan.Event, error) {
+	t.Helper()
+	var evs []plan.Event
+	for ev, err := range p.Run(ctx, id) {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+const ledgerArgs = `{"facts_given": ["three items A, B and C"], "facts_to_lookup": ["the price of A", "the price of B", "the price of C"], "facts_to_derive": ["the total"], "guesses": [], "plan": "- look up the three prices at once\n- add them up"}`
+
+func addTasks(site string, c string) string {
+	return fmt.Sprintf(`{"tasks": [
+		{"id": "A", "instruction": "Find the price of A.", "start_url": "%[1]s/a"},
+		{"id": "B", "instruction": "Find the price of B.", "start_url": "%[1]s/b"},
+		{"id": "C", "instruction": "Find the price of C.", "start_url": "%[1]s%[2]s"},
+		{"id": "total", "instruction": "Add up the prices of A, B and C.", "start_url": "%[1]s/a", "after": ["A", "B", "C"]}]}`, site, c)
+}
+
+// TestPlanThreeLookupsAndADerivedFact (issue 33, acceptance 1): the
+// planner writes the ledger and four tasks, three in parallel and one
+// after them; real workers run them; the progress call sees their
+// results and finishes, naming its sources.
+func TestPlanThreeLookupsAndADerivedFact(t *testing.T) {
+	ctx := testCtx(t)
+	srv := site(t)
+	b := openBoard(t, ctx, t.TempDir())
+	counted := startWorkers(t, ctx, b)
+	fake := fakeopenai.Start(t, fakeopenai.NewScript(
+		fakeopenai.Turn{Name: "plan", Expect: fakeopenai.Expect{ToolsInclude: []string{"add_tasks", "update_ledger", "give_up"}, ToolsExclude: []string{"finish"}},
+			Reply: fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{call("update_ledger", ledgerArgs), call("add_tasks", addTasks(srv.URL, "/c"))}}},
+		fakeopenai.Turn{Name: "progress", Expect: fakeopenai.Expect{UserContains: []string{"Task total: done", "total 60 EUR", "Price of C: 30 EUR", "Facts to derive:\n- the total"}},
+			Reply: fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{call("finish", `{"answer": "The three cost 60 EUR in all.", "sources": ["total", "A", "B", "C"]}`)}}},
+	))
+	p, err := plan.New(plan.Config{Board: b, Model: client(t, fake.URL()), ModelName: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := p.Start(ctx, plan.Request{ID: "p1", Request: "What do A, B and C cost together?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := collect(t, ctx, p, pl.ID)
+	if err != nil {
+		for _, r := range fake.Requests() {
+			t.Logf("request %d: %s", r.N, r.Body)
+		}
+		t.Fatal(err)
+	}
+	end := evs[len(evs)-1]
+	if end.Kind != plan.PlanDone || end.Plan.Answer != "The three cost 60 EUR in all." || strings.Join(end.Plan.Sources, ",") != "total,A,B,C" {
+		t.Fatalf("the plan ended %s: %+v", end.Kind, end.Plan)
+	}
+	// the DAG on the board: three tasks in parallel, one after them
+	for _, id := range []string{"p1-A", "p1-B", "p1-C", "p1-total"} {
+		rec, err := b.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAfter := ""
+		if id == "p1-total" {
+			wantAfter = "p1-A,p1-B,p1-C"
+		}
+		if rec.State != board.Done || strings.Join(rec.Task.After, ",") != wantAfter || rec.Task.Labels["plan"] != "p1" {
+			t.Errorf("task %s: %s after %v labels %v", id, rec.State, rec.Task.After, rec.Task.Labels)
+		}
+		if n := counted.count(id); n != 1 {
+			t.Errorf("task %s ran %d times", id, n)
+		}
+	}
+	if rec, _ := b.Get(ctx, "p1-total"); rec.Result == nil || rec.Result.Answer != "total 60 EUR" {
+		t.Errorf("the derived fact: %+v", rec.Result)
+	}
+	// the record on the board: the ledger and the rounds
+	got, err := plan.Get(ctx, b, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != plan.Done || len(got.Rounds) != 2 || got.Rounds[0].Decision != "add" || !got.Rounds[0].Added || got.Rounds[1].Decision != "finish" {
+		t.Errorf("the plan's record: %+v", got)
+	}
+	if strings.Join(got.Ledger.FactsToDerive, ",") != "the total" || got.Ledger.Plan == "" {
+		t.Errorf("the ledger: %+v", got.Ledger)
+	}
+	kinds := map[plan.EventKind]int{}
+	for _, ev := range evs {
+		kinds[ev.Kind]++
+	}
+	if kinds[plan.TaskAdded] != 4 || kinds[plan.TaskEnded] != 4 || kinds[plan.RoundDecided] != 2 {
+		t.Errorf("events: %v", kinds)
+	}
+}
