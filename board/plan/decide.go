@@ -129,6 +129,12 @@ func (t *turn) call(ctx context.Context, c openai.ToolCall, offered []string) st
 	if err != nil {
 		return "error: " + err.Error()
 	}
+	if res.Tool == toolAddTasks && t.n > 1 && !slices.Contains(offered, toolAddTasks) {
+		// a model that would go on past the limits: they end the plan
+		t.round = &Round{N: t.n, Decision: "give_up", Failed: t.failed, Tokens: t.tokens, At: time.Now().UTC(),
+			Note: fmt.Sprintf("the plan reached its limits (%d rounds, %d tasks) without an answer", t.pl.Request.MaxRounds, t.pl.Request.MaxTasks)}
+		return "The plan reached its limits and ends."
+	}
 	if res.IsError {
 		return res.Text
 	}

@@ -278,3 +278,130 @@ func TestPlanThreeLookupsAndADerivedFact(t *testing.T) {
 		t.Errorf("events: %v", kinds)
 	}
 }
+
+// TestPlanReplansAroundAFailedTask (issue 33, acceptance 2): task C's
+// page is gone, so C fails and the task after it too; the progress call
+// sees why, its answer resting on the failed task is refused, so is a
+// repeat of C, and it re-plans with a task on another page; the request
+// is still answered.
+func TestPlanReplansAroundAFailedTask(t *testing.T) {
+	ctx := testCtx(t)
+	srv := site(t)
+	b := openBoard(t, ctx, t.TempDir())
+	counted := startWorkers(t, ctx, b)
+	replan := fmt.Sprintf(`{"tasks": [
+		{"id": "C2", "instruction": "Find the price of C on its new page.", "start_url": "%[1]s/c-new"},
+		{"id": "total2", "instruction": "Add up the prices of A, B and C.", "start_url": "%[1]s/a", "after": ["A", "B", "C2"]}]}`, srv.URL)
+	fake := fakeopenai.Start(t, fakeopenai.NewScript(
+		fakeopenai.Turn{Name: "plan", Reply: fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{call("update_ledger", ledgerArgs), call("add_tasks", addTasks(srv.URL, "/gone"))}}},
+		fakeopenai.Turn{Name: "progress: a finish on a failed task", Expect: fakeopenai.Expect{UserContains: []string{"Task C: failed (the run ended with max_steps", "Task total: failed (dependency " + "p2-C failed"}},
+			Reply: fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{call("finish", `{"answer": "30 EUR", "sources": ["A", "C"]}`)}}},
+		fakeopenai.Turn{Name: "the same task again", Expect: fakeopenai.Expect{ToolContains: []string{`source "C" did not succeed (failed: the run ended with max_steps`}},
+			Reply: fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{call("add_tasks", fmt.Sprintf(`{"tasks": [{"id": "C1", "instruction": "find the  price of C.", "start_url": "%s/gone"}]}`, srv.URL))}}},
+		fakeopenai.Turn{Name: "re-plan", Expect: fakeopenai.Expect{ToolContains: []string{`task "C" asked the same`, "do not repeat it"}},
+			Reply: fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{call("add_tasks", replan)}}},
+		fakeopenai.Turn{Name: "answer", Expect: fakeopenai.Expect{UserContains: []string{"Task C2: done", "Task total2: done", "total 60 EUR"}},
+			Reply: fakeopenai.Reply{ToolCalls: []fakeopenai.ToolCall{call("finish", `{"answer": "60 EUR in all.", "sources": ["total2", "A", "B", "C2"]}`)}}},
+	))
+	p, err := plan.New(plan.Config{Board: b, Model: client(t, fake.URL()), ModelName: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := p.Start(ctx, plan.Request{ID: "p2", Request: "What do A, B and C cost together?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := collect(t, ctx, p, pl.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := plan.Get(ctx, b, "p2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != plan.Done || got.Answer != "60 EUR in all." || strings.Join(got.Sources, ",") != "total2,A,B,C2" {
+		t.Fatalf("the plan: %+v", got)
+	}
+	if len(got.Rounds) != 3 || got.Rounds[1].Decision != "replan" || len(got.Rounds[1].Failed) != 2 || !strings.HasPrefix(got.Rounds[1].Failed[0], "C: failed") {
+		t.Errorf("the rounds: %+v", got.Rounds)
+	}
+	for id, want := range map[string]board.State{"p2-C": board.Failed, "p2-total": board.Failed, "p2-C2": board.Done, "p2-total2": board.Done} {
+		if rec, err := b.Get(ctx, id); err != nil || rec.State != want {
+			t.Errorf("task %s: %s, want %s (%v)", id, rec.State, want, err)
+		}
+	}
+	if n := counted.count("p2-C"); n != 1 {
+		t.Errorf("C ran %d times", n)
+	}
+	if _, err := b.Get(ctx, "p2-C1"); err == nil {
+		t.Error("the repeat of C is on the board")
+	}
+}
+
+// failingWorkers run every task on b into a failure: every page is gone.
+func failingWorkers(t *testing.T, ctx context.Context, b *board.Board) {
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Work(wctx, board.WorkConfig{Workers: 2, MaxAttempts: 1, Run: func(context.Context, *board.Claim) (*board.Result, error) {
+			return nil, fmt.Errorf("the page is gone")
+		}})
+	}()
+	t.Cleanup(func() { stop(); <-done })
+}
+
+// TestPlanLimitsEndAPlanThatNeverConverges (issue 33, acceptance 2): a
+// model that keeps adding tasks that fail is ended by the round limit,
+// and by the stall detector, each time with a give_up recorded.
+func TestPlanLimitsEndAPlanThatNeverConverges(t *testing.T) {
+	ctx := testCtx(t)
+	b := openBoard(t, ctx, t.TempDir())
+	failingWorkers(t, ctx, b)
+	add := func(id string) fakeopenai.Turn {
+		return fakeopenai.CallTool("add_tasks", `{"tasks": [{"id": "`+id+`", "instruction": "Try page `+id+`.", "start_url": "http://127.0.0.1:1/`+id+`"}]}`)
+	}
+	for _, tc := range []struct {
+		name  string
+		req   plan.Request
+		turns []fakeopenai.Turn
+		want  string
+	}{
+		{"rounds", plan.Request{ID: "rounds", MaxRounds: 2, MaxStalls: 10}, []fakeopenai.Turn{
+			add("x1"),
+			{Expect: fakeopenai.Expect{ToolsExclude: []string{"add_tasks"}, UserContains: []string{"This is the last round"}}, Reply: add("x2").Reply},
+		}, "the plan reached its limits (2 rounds, 20 tasks) without an answer"},
+		{"stalls", plan.Request{ID: "stalls"}, []fakeopenai.Turn{add("x1"), add("x2")}, "stalled: 2 rounds in a row without a task done"},
+		{"tasks", plan.Request{ID: "tasks", MaxTasks: 1}, []fakeopenai.Turn{
+			add("x1"),
+			{Expect: fakeopenai.Expect{ToolsExclude: []string{"add_tasks"}}, Reply: fakeopenai.CallTool("give_up", `{"reason": "no page left to try"}`).Reply},
+		}, "no page left to try"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := fakeopenai.Start(t, fakeopenai.NewScript(tc.turns...))
+			p, err := plan.New(plan.Config{Board: b, Model: client(t, fake.URL()), ModelName: "test-model"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.req.Request = "Find the price of X."
+			pl, err := p.Start(ctx, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := collect(t, ctx, p, pl.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end := evs[len(evs)-1]; end.Kind != plan.PlanGaveUp {
+				t.Errorf("the run ended with %s", end.Kind)
+			}
+			got, err := plan.Get(ctx, b, pl.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := got.Rounds[len(got.Rounds)-1]
+			if got.State != plan.GaveUp || got.Reason != tc.want || last.Decision != "give_up" || last.Note != tc.want {
+				t.Errorf("the plan: state %s reason %q, last round %+v; want the reason %q", got.State, got.Reason, last, tc.want)
+			}
+		})
+	}
+}
