@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,7 +25,16 @@ import (
 	"github.com/surfkit/surf/worker"
 )
 
-func TestMain(m *testing.M) { browsertest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv("SURF_PLAN_CHILD") != "" {
+		os.Exit(plannerChild())
+	}
+	browsertest.Main(m)
+}
+
+func llmClient(baseURL string) (*llm.Client, error) {
+	return llm.New(context.Background(), llm.Config{BaseURL: baseURL, Model: "test-model", MaxRetries: -1})
+}
 
 // site is a loopback site of prices: /a, /b, /c and /c-new each say one;
 // /gone is a page that is gone (404).
