@@ -415,3 +415,90 @@ func TestPlanLimitsEndAPlanThatNeverConverges(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanReview (issue 33, acceptance 4): the first plan goes to a
+// reviewer before any task runs; the plan it edits (one task removed) is
+// the plan that runs, and a rejected plan runs nothing.
+func TestPlanReview(t *testing.T) {
+	ctx := testCtx(t)
+	b := openBoard(t, ctx, t.TempDir())
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Work(wctx, board.WorkConfig{Run: func(_ context.Context, c *board.Claim) (*board.Result, error) {
+			return &board.Result{Answer: "answer of " + c.Task.ID}, nil
+		}})
+	}()
+	defer func() { stop(); <-done }()
+	three := `{"tasks": [{"id": "x", "instruction": "find x"}, {"id": "y", "instruction": "find y"}, {"id": "sum", "instruction": "add them", "after": ["x", "y"]}]}`
+	t.Run("edited", func(t *testing.T) {
+		fake := fakeopenai.Start(t, fakeopenai.NewScript(
+			fakeopenai.CallTool("add_tasks", three),
+			fakeopenai.Turn{Expect: fakeopenai.Expect{UserContains: []string{"Task x: done", "Task sum: done"}, UserExcludes: []string{"Task y:"}},
+				Reply: fakeopenai.CallTool("finish", `{"answer": "x and the sum", "sources": ["x", "sum"]}`).Reply},
+		))
+		var shown []string
+		review := func(_ context.Context, pl *plan.Plan, tasks []plan.TaskSpec) ([]plan.TaskSpec, error) {
+			// nothing is on the board while the person looks
+			if recs, _ := b.List(ctx); len(recs) != 0 {
+				t.Errorf("%d tasks on the board during the review", len(recs))
+			}
+			var out []plan.TaskSpec
+			for _, ts := range tasks {
+				shown = append(shown, ts.ID)
+				if ts.ID == "y" {
+					continue
+				}
+				if ts.ID == "sum" {
+					ts.After = []string{"x"}
+				}
+				out = append(out, ts)
+			}
+			return out, nil
+		}
+		p, err := plan.New(plan.Config{Board: b, Model: client(t, fake.URL()), ModelName: "test-model", Review: review})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := p.Start(ctx, plan.Request{ID: "edited", Request: "Find x and y."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := collect(t, ctx, p, pl.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := plan.Get(ctx, b, pl.ID)
+		if got.State != plan.Done || got.Rounds[0].Reviewed != "edited" || len(got.Rounds[0].Tasks) != 2 || strings.Join(shown, ",") != "x,y,sum" {
+			t.Errorf("the plan: %+v; shown %v", got, shown)
+		}
+		if _, err := b.Get(ctx, "edited-y"); err == nil {
+			t.Error("the task removed by the reviewer is on the board")
+		}
+		if sum, err := b.Get(ctx, "edited-sum"); err != nil || strings.Join(sum.Task.After, ",") != "edited-x" {
+			t.Errorf("the edited task: %+v %v", sum.Task, err)
+		}
+	})
+	t.Run("rejected", func(t *testing.T) {
+		fake := fakeopenai.Start(t, fakeopenai.NewScript(fakeopenai.CallTool("add_tasks", three)))
+		p, err := plan.New(plan.Config{Board: b, Model: client(t, fake.URL()), ModelName: "test-model",
+			Review: func(context.Context, *plan.Plan, []plan.TaskSpec) ([]plan.TaskSpec, error) { return nil, plan.ErrRejected }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := p.Start(ctx, plan.Request{ID: "rejected", Request: "Find x and y."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := collect(t, ctx, p, pl.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := plan.Get(ctx, b, pl.ID)
+		if got.State != plan.GaveUp || got.Reason != "rejected by the reviewer" || len(got.Tasks()) != 0 {
+			t.Errorf("the plan: %+v", got)
+		}
+		if _, err := b.Get(ctx, "rejected-x"); err == nil {
+			t.Error("a task of the rejected plan is on the board")
+		}
+	})
+}
