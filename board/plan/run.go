@@ -184,15 +184,7 @@ func (p *Planner) review(ctx context.Context, pl *Plan) error {
 	if len(got) == 0 {
 		return errors.New("the reviewed plan has no task; reject it instead")
 	}
-	// the edited tasks are checked as the model's are
-	prev := pl.Rounds
-	pl.Rounds = pl.Rounds[:len(pl.Rounds)-1]
-	args := AddTasksArgs{}
-	for _, t := range got {
-		args.Tasks = append(args.Tasks, TaskArg{ID: t.ID, Instruction: t.Instruction, StartURL: t.StartURL, After: t.After, OutputSchema: string(t.OutputSchema)})
-	}
-	checked, err := specs(pl, args, nil)
-	pl.Rounds = prev
+	checked, err := pl.CheckFirst(got)
 	if err != nil {
 		return fmt.Errorf("the reviewed plan: %w", err)
 	}
@@ -263,4 +255,17 @@ func (pl *Plan) clone() *Plan {
 // giveUp is a round that ends the plan for a limit.
 func giveUp(n int, note string) Round {
 	return Round{N: n, Decision: "give_up", Note: note, At: time.Now().UTC()}
+}
+
+// CheckFirst checks tasks as the plan's first round, as a reviewer
+// edited them: the checks the model's tasks get (ids, dependencies within
+// the plan, start URLs within its policy, references, the task limit).
+// It returns them as they would be added.
+func (pl *Plan) CheckFirst(tasks []TaskSpec) ([]TaskSpec, error) {
+	first := &Plan{ID: pl.ID, Request: pl.Request}
+	args := AddTasksArgs{}
+	for _, t := range tasks {
+		args.Tasks = append(args.Tasks, TaskArg{ID: t.ID, Instruction: t.Instruction, StartURL: t.StartURL, After: t.After, OutputSchema: string(t.OutputSchema)})
+	}
+	return specs(first, args, nil)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,7 +71,9 @@ const boardShowUsage = `Usage: surf board show ID [--json]
 Shows everything about one task: the task itself, its state, worker,
 attempts and notes, its times, and when it has ended its result (answer,
 how the run ended, steps, tokens, duration) and the files its run stored
-on the board (journal, images, report; see 'surf board report').
+on the board (journal, images, report; see 'surf board report'). Given
+the id of a plan ('surf plan'), it shows the plan: its ledger, its rounds
+and its tasks.
 
 Flags:
   --json              print the record as JSON
@@ -95,6 +98,11 @@ func boardShow(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	defer b.Close()
 	r, err := b.Get(ctx, fs.Arg(0))
+	if errors.Is(err, board.ErrNotFound) {
+		if shown, err := showPlan(ctx, cli, b, fs.Arg(0), *asJSON); shown {
+			return err
+		}
+	}
 	if err != nil {
 		return notFoundHint(err)
 	}
