@@ -103,6 +103,9 @@ type Request struct {
 	MaxStalls int `json:"max_stalls"`
 	// TaskMaxSteps bounds each task's steps (zero: the worker's default).
 	TaskMaxSteps int `json:"task_max_steps,omitempty"`
+	// Labels are added to every task of the plan (besides plan and
+	// plan_task, which the plan sets).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Review makes Run wait for Config.Review before the first tasks are
 	// added (set by Start when Config.Review is set).
 	Review bool `json:"review,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -242,8 +243,12 @@ func boardTasks(pl *Plan, specs []TaskSpec) []board.Task {
 		t := board.Task{
 			ID: pl.TaskID(s.ID), Instruction: instr, StartURL: s.StartURL, Policy: pl.Request.Policy,
 			MaxSteps: pl.Request.TaskMaxSteps, OutputSchema: s.OutputSchema,
-			Labels: map[string]string{"plan": pl.ID, "plan_task": s.ID},
 		}
+		t.Labels = maps.Clone(pl.Request.Labels)
+		if t.Labels == nil {
+			t.Labels = map[string]string{}
+		}
+		t.Labels["plan"], t.Labels["plan_task"] = pl.ID, s.ID
 		for _, d := range s.After {
 			t.After = append(t.After, pl.TaskID(d))
 		}

@@ -207,6 +207,7 @@ func (s *Server) boardTools() *tools.Registry {
 		tools.New(BoardCancelTool, "Cancel a task on surf's task board that has not ended: a pending or ready task never runs, a running one is stopped. Tasks that run after it fail, unless they run after failures.",
 			s.boardCancel),
 	)
+	reg.Add(s.planTools()...) // board_plan.go
 	return reg
 }
 
@@ -584,7 +585,7 @@ func boardAnnotations(name string) *mcp.ToolAnnotations {
 func (s *Server) boardHandler(name string) mcp.ToolHandler {
 	return s.guarded(name, "", func(ctx context.Context, req *mcp.CallToolRequest, cl *client, args json.RawMessage) *mcp.CallToolResult {
 		limit := s.cfg.CallTimeout
-		if name == BoardWaitTool {
+		if name == BoardWaitTool || name == BoardPlanTool {
 			limit = MaxBoardWait + time.Minute
 		}
 		tctx, cancel := context.WithTimeout(ctx, limit)
