@@ -482,7 +482,9 @@ func TestPlanReview(t *testing.T) {
 	t.Run("rejected", func(t *testing.T) {
 		fake := fakeopenai.Start(t, fakeopenai.NewScript(fakeopenai.CallTool("add_tasks", three)))
 		p, err := plan.New(plan.Config{Board: b, Model: client(t, fake.URL()), ModelName: "test-model",
-			Review: func(context.Context, *plan.Plan, []plan.TaskSpec) ([]plan.TaskSpec, error) { return nil, plan.ErrRejected }})
+			Review: func(context.Context, *plan.Plan, []plan.TaskSpec) ([]plan.TaskSpec, error) {
+				return nil, plan.ErrRejected
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
