@@ -21,6 +21,7 @@ import (
 	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/internal/testkit/fakeopenai"
+	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/worker"
 )
@@ -503,4 +504,50 @@ func TestPlanReview(t *testing.T) {
 			t.Error("a task of the rejected plan is on the board")
 		}
 	})
+}
+
+// TestPlanPolicyNarrowsTasks: the plan's policy is every task's, and a
+// task whose start URL it denies goes back to the model as an error,
+// nothing added.
+func TestPlanPolicyNarrowsTasks(t *testing.T) {
+	ctx := testCtx(t)
+	b := openBoard(t, ctx, t.TempDir())
+	fake := fakeopenai.Start(t, fakeopenai.NewScript(
+		fakeopenai.CallTool("add_tasks", `{"tasks": [{"id": "out", "instruction": "look", "start_url": "http://127.0.0.2:8080/"}, {"id": "in", "instruction": "look", "start_url": "http://127.0.0.1:8080/"}]}`),
+		fakeopenai.Turn{Expect: fakeopenai.Expect{ToolContains: []string{`task "out": start URL http://127.0.0.2:8080/ is outside the plan's policy`, "No task was added"}},
+			Reply: fakeopenai.CallTool("add_tasks", `{"tasks": [{"id": "in", "instruction": "look", "start_url": "http://127.0.0.1:8080/"}]}`).Reply},
+	))
+	p, err := plan.New(plan.Config{Board: b, Model: client(t, fake.URL()), ModelName: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, err := policy.ParseHostRule("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := &board.Policy{Allow: []policy.HostRule{rule}}
+	if _, err := p.Start(ctx, plan.Request{ID: "pol", Request: "look", StartURL: "http://127.0.0.2/", Policy: pol}); err == nil || !strings.Contains(err.Error(), "outside the plan's policy") {
+		t.Errorf("a start URL outside the plan's policy: %v", err)
+	}
+	if _, err := p.Start(ctx, plan.Request{ID: "pol", Request: "look", Policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range p.Run(ctx, "pol") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == plan.TaskAdded {
+			break // the task is on the board: enough
+		}
+	}
+	rec, err := b.Get(ctx, "pol-in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Task.Policy == nil || len(rec.Task.Policy.Allow) != 1 || rec.Task.Policy.Allow[0].String() != rule.String() {
+		t.Errorf("the task's policy: %+v", rec.Task.Policy)
+	}
+	if _, err := b.Get(ctx, "pol-out"); err == nil {
+		t.Error("the task outside the policy is on the board")
+	}
 }
