@@ -16,6 +16,7 @@
 //   - som: set-of-mark drawing on screenshots.
 //   - board: the task board: tasks with dependencies, workers with leases, on NATS JetStream.
 //   - worker: the surfer of a board task: runs claimed tasks in one shared browser (what surf work runs).
+//   - board/plan: the planner on the board: ledgers, a DAG of tasks, progress calls that re-plan or answer (what surf plan runs).
 //
 // Low-level libraries (internal/), which import no public surf package:
 //
@@ -48,6 +49,7 @@
 //   - cmd/surf/internal/bench: the measuring of surf bench (observe, sessions, board, actions).
 //   - cmd/surf/internal/benchsite: the fixture site of surf bench actions.
 //   - cmd/surf/internal/boardcli: the rendering of surf board: list's and watch's tables, show's record, a run's files for report.
+//   - cmd/surf/internal/plancli: what surf plan and surf board show print of a plan, and surf plan --review's reviewer.
 //
 // Test helpers (internal/testkit/):
 //

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/internal/textcut"
-	"github.com/surfkit/surf/perception"
 	"github.com/surfkit/surf/tools"
 )
 
@@ -253,7 +254,7 @@ func (p *Planner) describe(pl *Plan, recs map[string]board.Record, n int) string
 	if len(tasks) == 0 {
 		return b.String()
 	}
-	nonce := perception.NewNonce()
+	nonce := newNonce()
 	quote := func(s string) string {
 		s = strings.ReplaceAll(s, nonce, "")
 		return "<<<" + nonce + "\n" + textcut.Bytes(s, resultBytes) + "\n" + nonce + ">>>"
@@ -293,4 +294,11 @@ func (pl *Plan) spec(id string) TaskSpec {
 		}
 	}
 	return TaskSpec{ID: pl.Name(id)}
+}
+
+// newNonce is a fresh marker for quoting data: 8 hex digits.
+func newNonce() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
