@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -322,8 +323,18 @@ func TestPlanReplansAroundAFailedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := collect(t, ctx, p, pl.ID); err != nil {
+	evs, err := collect(t, ctx, p, pl.ID)
+	if err != nil {
 		t.Fatal(err)
+	}
+	var ended []string
+	for _, ev := range evs {
+		if ev.Kind == plan.TaskEnded {
+			ended = append(ended, ev.Task.Task.ID)
+		}
+	}
+	if slices.Sort(ended); strings.Join(ended, ",") != "p2-A,p2-B,p2-C,p2-C2,p2-total,p2-total2" {
+		t.Errorf("the ends reported: %v, want each task's once", ended)
 	}
 	got, err := plan.Get(ctx, b, "p2")
 	if err != nil {

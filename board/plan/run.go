@@ -203,9 +203,17 @@ func sameSpecs(a, b []TaskSpec) bool {
 	})
 }
 
-// wait waits until every task of the plan has ended, yielding each end.
+// wait waits until the last round's tasks have ended (those of earlier
+// rounds had ended before it was asked), yielding each end.
 func (p *Planner) wait(ctx context.Context, pl *Plan, yield func(Event, error) bool) (stepResult, error) {
-	ids := pl.Tasks()
+	var ids []string
+	for i := len(pl.Rounds) - 1; i >= 0 && len(ids) == 0; i-- {
+		if r := pl.Rounds[i]; r.Added {
+			for _, t := range r.Tasks {
+				ids = append(ids, pl.TaskID(t.ID))
+			}
+		}
+	}
 	if len(ids) == 0 {
 		return goOn, nil
 	}
