@@ -191,31 +191,5 @@ func runEditor(ctx context.Context, cli *CLI, path string) error {
 // showPlan prints plan id, when the board holds one by that id: its
 // ledger, rounds and tasks (surf board show PLAN_ID).
 func showPlan(ctx context.Context, cli *CLI, b *board.Board, id string, asJSON bool) (bool, error) {
-	pl, err := plan.Get(ctx, b, id)
-	if errors.Is(err, board.ErrNoPlan) {
-		return false, nil
-	}
-	if err != nil {
-		return true, err
-	}
-	recs := map[string]board.Record{}
-	for _, tid := range pl.Tasks() {
-		if r, err := b.Get(ctx, tid); err == nil {
-			recs[tid] = r
-		}
-	}
-	if asJSON {
-		tasks := make([]board.Record, 0, len(recs))
-		for _, tid := range pl.Tasks() {
-			if r, ok := recs[tid]; ok {
-				tasks = append(tasks, r)
-			}
-		}
-		return true, printBoardJSON(cli.Stdout, struct {
-			*plan.Plan
-			TaskRecords []board.Record `json:"task_records"`
-		}{pl, tasks})
-	}
-	plancli.Show(cli.Stdout, pl, recs)
-	return true, nil
+	return plancli.ShowOnBoard(ctx, cli.Stdout, b, id, asJSON)
 }

@@ -295,3 +295,34 @@ func ParseTasks(data []byte) ([]plan.TaskSpec, error) {
 	}
 	return out, nil
 }
+
+// ShowOnBoard prints plan id of b, when b holds a plan by that id (false
+// when it does not): Show, or with asJSON the plan's record and its
+// tasks' records as indented JSON.
+func ShowOnBoard(ctx context.Context, w io.Writer, b *board.Board, id string, asJSON bool) (bool, error) {
+	pl, err := plan.Get(ctx, b, id)
+	if errors.Is(err, board.ErrNoPlan) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	recs := map[string]board.Record{}
+	tasks := []board.Record{}
+	for _, tid := range pl.Tasks() {
+		if r, err := b.Get(ctx, tid); err == nil {
+			recs[tid] = r
+			tasks = append(tasks, r)
+		}
+	}
+	if !asJSON {
+		Show(w, pl, recs)
+		return true, nil
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return true, enc.Encode(struct {
+		*plan.Plan
+		TaskRecords []board.Record `json:"task_records"`
+	}{pl, tasks})
+}
