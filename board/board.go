@@ -416,6 +416,14 @@ func (b *Board) setup(ctx context.Context) error {
 		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return err
 		}
+		// so is the plans' bucket, made by the first plan (plans.go)
+		if _, err := js.Stream(ctx, "KV_"+PlansBucket); err == nil {
+			if _, err := js.CreateOrUpdateKeyValue(ctx, plansConfig(r)); err != nil {
+				return fmt.Errorf("the plans' bucket: %w", err)
+			}
+		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
 		return nil
 	})
 }
@@ -424,7 +432,7 @@ func (b *Board) setup(ctx context.Context) error {
 // with: the configured one, never fewer than the board has now.
 func (b *Board) replicas(ctx context.Context) (int, error) {
 	r := max(b.cfg.Replicas, 1)
-	for _, name := range []string{"KV_" + TasksBucket, ReadyStream, "OBJ_" + FilesBucket, "OBJ_" + StatesBucket} {
+	for _, name := range []string{"KV_" + TasksBucket, ReadyStream, "OBJ_" + FilesBucket, "OBJ_" + StatesBucket, "KV_" + PlansBucket} {
 		s, err := b.js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue

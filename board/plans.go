@@ -34,10 +34,7 @@ func (b *Board) plans(ctx context.Context) (jetstream.KeyValue, error) {
 			if rerr != nil {
 				return rerr
 			}
-			kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-				Bucket: PlansBucket, Description: "surf plans: ledgers and rounds", History: 1,
-				Storage: jetstream.FileStorage, Replicas: r,
-			})
+			kv, err = b.js.CreateOrUpdateKeyValue(ctx, plansConfig(r))
 		}
 		if err != nil {
 			return fmt.Errorf("the plans bucket: %w", err)
@@ -129,4 +126,12 @@ func (b *Board) ListPlans(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, err
+}
+
+// plansConfig is the plans bucket's configuration with r replicas.
+func plansConfig(r int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket: PlansBucket, Description: "surf plans: ledgers and rounds", History: 1,
+		Storage: jetstream.FileStorage, Replicas: r,
+	}
 }
