@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/pflag"
+	"github.com/surfkit/surf/cmd/surf/internal/session"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
@@ -227,7 +228,7 @@ func (b *browser) closeInto(err *error) {
 func (b *browser) noteDropped(cli *CLI) {
 	s := b.sess.StateLoaded()
 	if s.DroppedCookies > 0 || s.DroppedOrigins > 0 {
-		fmt.Fprintf(cli.Stderr, "surf: note: %s: %s\n", b.bf.stateFile.Path, describeSummary(s))
+		fmt.Fprintf(cli.Stderr, "surf: note: %s: %s\n", b.bf.stateFile.Path, session.DescribeState(s))
 	}
 }
 

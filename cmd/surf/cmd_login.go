@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 
+	"github.com/surfkit/surf/cmd/surf/internal/session"
 	"github.com/surfkit/surf/internal/login"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -116,7 +117,7 @@ func runLogin(ctx context.Context, cli *CLI, c *command, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
-	fmt.Fprintf(cli.Stdout, "saved %s: %s\n", state.Path, describeSummary(sum))
+	fmt.Fprintf(cli.Stdout, "saved %s: %s\n", state.Path, session.DescribeState(sum))
 	return nil
 }
 

@@ -5,17 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/session"
 	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/websurfer"
@@ -23,8 +21,9 @@ import (
 
 // The session commands: "surf open" starts (or reuses) a background
 // session daemon and each later command is one action on it, for agents
-// that work through a shell. See session_daemon.go for the daemon and
-// cmd/surf/internal/daemon for the socket and protocol.
+// that work through a shell. See cmd/surf/internal/session for the
+// daemon's side and the actions' requests, and cmd/surf/internal/daemon
+// for the socket and protocol.
 
 const sessionHelp = `Sessions: 'surf open' starts a background session (one daemon process and
 browser per session name) that later commands act on. Each action prints
@@ -97,7 +96,7 @@ func init() {
 	closeCmd.run = func(ctx context.Context, cli *CLI, args []string) error { return runClose(ctx, cli, closeCmd, args) }
 	register(closeCmd)
 
-	for _, a := range sessionActions {
+	for _, a := range session.Actions {
 		registerAction(a)
 	}
 }
@@ -188,7 +187,7 @@ func runOpen(ctx context.Context, cli *CLI, c *command, args []string) error {
 		}
 	}
 	a, _ := json.Marshal(map[string]string{"url": f.url})
-	resp, err := conn.Call(ctx, daemon.Request{Tool: reqOpen, Args: a})
+	resp, err := conn.Call(ctx, daemon.Request{Tool: session.ReqOpen, Args: a})
 	if err != nil {
 		return err
 	}
@@ -259,7 +258,7 @@ func closeSession(ctx context.Context, cli *CLI, name string) error {
 		return err
 	}
 	defer conn.Close()
-	resp, err := conn.Call(ctx, daemon.Request{Tool: reqClose})
+	resp, err := conn.Call(ctx, daemon.Request{Tool: session.ReqClose})
 	if err != nil {
 		return err
 	}
@@ -284,25 +283,15 @@ func printText(cli *CLI, s string) {
 	}
 }
 
-// sessionAction is one command that sends one request to the session.
-type sessionAction struct {
-	name, summary, usage string
-	// flags registers the command's own flags; build turns the
-	// positional arguments into the request, or returns a usage message.
-	flags func(fs *pflag.FlagSet) func(args []string) (daemon.Request, string)
-	// after handles the response instead of printing its text.
-	after func(cli *CLI, args []string, resp *daemon.Response) error
-}
-
-func registerAction(a *sessionAction) {
-	c := &command{name: a.name, summary: a.summary, usage: actionUsage(a.usage)}
+func registerAction(a *session.Action) {
+	c := &command{name: a.Name, summary: a.Summary, usage: actionUsage(a.Usage)}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)
 		name := addSessionFlag(fs, cli)
 		asJSON := fs.Bool("json", false, "")
 		var build func([]string) (daemon.Request, string)
-		if a.flags != nil {
-			build = a.flags(fs)
+		if a.Flags != nil {
+			build = a.Flags(fs)
 		}
 		// The open flags are registered only to refuse them clearly.
 		openOnly := openFlagNames()
@@ -325,19 +314,19 @@ func registerAction(a *sessionAction) {
 		if msg != "" {
 			return usagef(c, "%s", msg)
 		}
-		if *asJSON && a.after == nil {
+		if *asJSON && !a.SaveImage {
 			resp, err := rawCallSession(ctx, cli, *name, req)
 			if err != nil {
 				return err
 			}
-			return printJSON(cli, *name, a.name, resp)
+			return printJSON(cli, *name, a.Name, resp)
 		}
 		resp, err := callSession(ctx, cli, *name, req)
 		if err != nil {
 			return err
 		}
-		if a.after != nil {
-			return a.after(cli, fs.Args(), resp)
+		if a.SaveImage {
+			return saveResponseImage(cli, fs.Arg(0), resp)
 		}
 		printText(cli, resp.Text)
 		return nil
@@ -349,23 +338,8 @@ func registerAction(a *sessionAction) {
 // {"ok", "session", "command", "text", "observation"} on success, with
 // "error", "hint" and "exit_code" instead of text on failure, and ends
 // with the exit code the text form would have.
-func printJSON(cli *CLI, session, cmd string, resp *daemon.Response) error {
-	out := struct {
-		OK          bool            `json:"ok"`
-		Session     string          `json:"session"`
-		Command     string          `json:"command"`
-		Text        string          `json:"text,omitempty"`
-		Error       string          `json:"error,omitempty"`
-		Hint        string          `json:"hint,omitempty"`
-		ExitCode    int             `json:"exit_code"`
-		Observation json.RawMessage `json:"observation,omitempty"`
-	}{resp.OK, session, cmd, resp.Text, resp.Error, resp.Hint, 0, resp.Observation}
-	if !resp.OK {
-		out.Text, out.ExitCode = "", resp.ExitCode
-		if out.ExitCode == 0 {
-			out.ExitCode = 1
-		}
-	}
+func printJSON(cli *CLI, name, cmd string, resp *daemon.Response) error {
+	out := session.NewOutcome(name, cmd, resp)
 	enc := json.NewEncoder(cli.Stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
@@ -391,421 +365,15 @@ func actionUsage(u string) string {
 	return u + "\n\nIt acts on the session 'surf open' started; see 'surf help open'."
 }
 
-// request builds a request from a tool name and its arguments.
-func request(tool string, args map[string]any) daemon.Request {
-	var raw json.RawMessage
-	if args != nil {
-		raw, _ = json.Marshal(args)
+// saveResponseImage saves the image of a response (surf screenshot) to
+// path.
+func saveResponseImage(cli *CLI, path string, resp *daemon.Response) error {
+	if len(resp.Image) == 0 {
+		return errors.New("the session sent no image")
 	}
-	return daemon.Request{Tool: tool, Args: raw}
-}
-
-// elementID parses an element id argument.
-func elementID(s string) (int, string) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Sprintf("%q is not an element id (a number from the observation, such as 12)", s)
+	if err := saveImage(path, &websurfer.Observation{Image: resp.Image}); err != nil {
+		return fmt.Errorf("saving the screenshot: %w", err)
 	}
-	return n, ""
-}
-
-// pixel reads a coordinate of the screenshot.
-func pixel(s string) (float64, string) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, fmt.Sprintf("%q is not a coordinate (pixels of the screenshot, such as 412)", s)
-	}
-	return f, ""
-}
-
-// dragEnd reads an end of drag: an element id, or x,y.
-func dragEnd(s string) (map[string]any, string) {
-	if xs, ys, ok := strings.Cut(s, ","); ok {
-		x, msg := pixel(xs)
-		if msg != "" {
-			return nil, msg
-		}
-		y, msg := pixel(ys)
-		if msg != "" {
-			return nil, msg
-		}
-		return map[string]any{"x": x, "y": y}, ""
-	}
-	id, msg := elementID(s)
-	if msg != "" {
-		return nil, fmt.Sprintf("%q is neither an element id (12) nor a point x,y (412,230)", s)
-	}
-	return map[string]any{"target_id": id}, ""
-}
-
-// simple is a command taking exactly the positional arguments named in
-// want, turned into a request by mk.
-func simple(want int, what string, mk func(args []string) (daemon.Request, string)) func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-	return func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-		return func(args []string) (daemon.Request, string) {
-			if len(args) != want {
-				return daemon.Request{}, what
-			}
-			return mk(args)
-		}
-	}
-}
-
-// targetTool is a command on one element: "surf click 12".
-func targetTool(tool string) func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-	return simple(1, "it takes one element id", func(args []string) (daemon.Request, string) {
-		id, msg := elementID(args[0])
-		if msg != "" {
-			return daemon.Request{}, msg
-		}
-		return request(tool, map[string]any{"target_id": id}), ""
-	})
-}
-
-// noArgs is a command without arguments.
-func noArgs(tool string) func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-	return simple(0, "it takes no arguments", func([]string) (daemon.Request, string) {
-		return request(tool, nil), ""
-	})
-}
-
-var sessionActions = []*sessionAction{
-	{
-		name:    "click",
-		summary: "session: click an element by its id",
-		usage: `Usage: surf click ID [--session NAME]
-
-Clicks the element with id ID in the latest observation of the session
-opened with 'surf open', and prints what happened and the new observation.
-
-Example:
-  surf click 12`,
-		flags: targetTool("click"),
-	},
-	{
-		name:    "click-at",
-		summary: "session: click a point of the screenshot (a canvas, a map)",
-		usage: `Usage: surf click-at X Y [--session NAME]
-
-Clicks the point X pixels from the left and Y pixels from the top of the
-latest observation's screenshot, for what has no element id: a canvas, a
-map, a chart. The element at the point is checked against the policy like
-a click.
-
-Example:
-  surf click-at 412 230`,
-		flags: simple(2, "it takes the point's x and y in the screenshot's pixels, such as 412 230", func(args []string) (daemon.Request, string) {
-			x, msg := pixel(args[0])
-			if msg != "" {
-				return daemon.Request{}, msg
-			}
-			y, msg := pixel(args[1])
-			if msg != "" {
-				return daemon.Request{}, msg
-			}
-			return request("click_at", map[string]any{"x": x, "y": y}), ""
-		}),
-	},
-	{
-		name:    "drag",
-		summary: "session: drag from an element or point to another (a slider, a sortable list)",
-		usage: `Usage: surf drag FROM TO [--session NAME]
-
-Presses the mouse at FROM, moves it to TO and releases it there. Each is an
-element id of the latest observation (12) or a point of its screenshot in
-pixels (412,230).
-
-Example:
-  surf drag 7 300,410`,
-		flags: simple(2, "it takes two ends, each an element id (12) or a point x,y (412,230)", func(args []string) (daemon.Request, string) {
-			from, msg := dragEnd(args[0])
-			if msg != "" {
-				return daemon.Request{}, msg
-			}
-			to, msg := dragEnd(args[1])
-			if msg != "" {
-				return daemon.Request{}, msg
-			}
-			return request("drag", map[string]any{"from": from, "to": to}), ""
-		}),
-	},
-	{
-		name:    "type",
-		summary: "session: type text into a field (clears it and presses Enter unless told not to)",
-		usage: `Usage: surf type ID TEXT [--no-enter] [--append] [--session NAME]
-
-Types TEXT into the field with id ID. By default it first clears the field
-and presses Enter after typing, which usually submits the form.
-Put -- before TEXT that starts with a dash.
-
-Flags:
-  --no-enter          do not press Enter after typing
-  --append            keep the text already in the field
-
-Example:
-  surf type 4 "opening hours" --no-enter`,
-		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-			noEnter := fs.Bool("no-enter", false, "")
-			appendText := fs.Bool("append", false, "")
-			return func(args []string) (daemon.Request, string) {
-				if len(args) != 2 {
-					return daemon.Request{}, "it takes an element id and the text"
-				}
-				id, msg := elementID(args[0])
-				if msg != "" {
-					return daemon.Request{}, msg
-				}
-				return request("input_text", map[string]any{
-					"input_field_id": id, "text_value": args[1],
-					"press_enter": !*noEnter, "delete_existing_text": !*appendText,
-				}), ""
-			}
-		},
-	},
-	{
-		name:    "select",
-		summary: "session: choose an option of a dropdown by its label",
-		usage: `Usage: surf select ID OPTION [--session NAME]
-
-Chooses the option labelled OPTION in the dropdown with id ID.
-
-Example:
-  surf select 4 "Wednesday"`,
-		flags: simple(2, "it takes an element id and the option's label", func(args []string) (daemon.Request, string) {
-			id, msg := elementID(args[0])
-			if msg != "" {
-				return daemon.Request{}, msg
-			}
-			return request("select_option", map[string]any{"target_id": id, "option": args[1]}), ""
-		}),
-	},
-	{
-		name:    "scroll",
-		summary: "session: scroll the page, or an element, up, down, left or right",
-		usage: `Usage: surf scroll down|up|left|right [ID] [--session NAME]
-
-Scrolls the page by about one viewport, or with ID the scrollable element
-with that id (a list, a side bar, a carousel). left and right scroll
-sideways: a page wider than the window, or a box that scrolls sideways.
-
-Example:
-  surf scroll down
-  surf scroll up 9
-  surf scroll right 4`,
-		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-			return func(args []string) (daemon.Request, string) {
-				if len(args) < 1 || len(args) > 2 || !slices.Contains([]string{"up", "down", "left", "right"}, args[0]) {
-					return daemon.Request{}, "it takes up, down, left or right, and optionally an element id"
-				}
-				if len(args) == 1 {
-					return request("page_"+args[0], nil), ""
-				}
-				id, msg := elementID(args[1])
-				if msg != "" {
-					return daemon.Request{}, msg
-				}
-				return request("scroll_element_"+args[0], map[string]any{"target_id": id}), ""
-			}
-		},
-	},
-	{
-		name:    "back",
-		summary: "session: go back in the tab's history",
-		usage: `Usage: surf back [--session NAME]
-
-Goes back one page in the active tab's history.
-
-Example:
-  surf back`,
-		flags: noArgs("history_back"),
-	},
-	{
-		name:    "forward",
-		summary: "session: go forward in the tab's history",
-		usage: `Usage: surf forward [--session NAME]
-
-Goes forward one page in the active tab's history.
-
-Example:
-  surf forward`,
-		flags: noArgs("history_forward"),
-	},
-	{
-		name:    "observe",
-		summary: "session: print the current page's observation again",
-		usage: `Usage: surf observe [--session NAME]
-
-Observes the active tab again and prints the observation. Element ids are
-renumbered: use the ids of the latest observation.
-
-Example:
-  surf observe`,
-		flags: noArgs(reqObserve),
-	},
-	{
-		name:    "tabs",
-		summary: "session: list the open tabs",
-		usage: `Usage: surf tabs [--session NAME]
-
-Lists the session's tabs, the active one marked with *, as
-"* INDEX "TITLE" URL". Switch with 'surf tab INDEX'.
-
-Example:
-  surf tabs`,
-		flags: noArgs(reqTabs),
-	},
-	{
-		name:    "tab",
-		summary: "session: switch to another tab",
-		usage: `Usage: surf tab INDEX [--session NAME]
-
-Makes the tab at INDEX (0 is the first, as 'surf tabs' lists them) active.
-
-Example:
-  surf tab 1`,
-		flags: simple(1, "it takes a tab index", func(args []string) (daemon.Request, string) {
-			n, err := strconv.Atoi(args[0])
-			if err != nil || n < 0 {
-				return daemon.Request{}, fmt.Sprintf("%q is not a tab index (0, 1, ...)", args[0])
-			}
-			return request("switch_tab", map[string]any{"index": n}), ""
-		}),
-	},
-	{
-		name:    "screenshot",
-		summary: "session: save the set-of-mark screenshot (or a plain one) to a file",
-		usage: `Usage: surf screenshot FILE [--plain] [--session NAME]
-
-Saves the set-of-mark screenshot of the latest observation (the numbered
-boxes match the ids it listed) to FILE: PNG if FILE ends in .png, else
-JPEG. With --plain, a screenshot of the viewport now, without marks.
-
-Flags:
-  --plain             a plain screenshot of the viewport, without marks
-
-Example:
-  surf screenshot page.png`,
-		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-			plain := fs.Bool("plain", false, "")
-			return func(args []string) (daemon.Request, string) {
-				if len(args) != 1 {
-					return daemon.Request{}, "it takes the file to write"
-				}
-				return request(reqScreenshot, map[string]any{"plain": *plain}), ""
-			}
-		},
-		after: func(cli *CLI, args []string, resp *daemon.Response) error {
-			if len(resp.Image) == 0 {
-				return errors.New("the session sent no image")
-			}
-			if err := saveImage(args[0], &websurfer.Observation{Image: resp.Image}); err != nil {
-				return fmt.Errorf("saving the screenshot: %w", err)
-			}
-			fmt.Fprintf(cli.Stdout, "saved %s to %s\n", resp.Text, args[0])
-			return nil
-		},
-	},
-	{
-		name:    "read",
-		summary: "session: read the page's main content as markdown, a page at a time",
-		usage: `Usage: surf read [PAGE] [--session NAME]
-
-Prints the main content of the active tab as markdown, including what is
-outside the viewport, split into pages; PAGE (default 1) picks one.
-
-Example:
-  surf read
-  surf read 2`,
-		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-			return func(args []string) (daemon.Request, string) {
-				switch len(args) {
-				case 0:
-					return request("read_page", nil), ""
-				case 1:
-					n, err := strconv.Atoi(args[0])
-					if err != nil || n < 1 {
-						return daemon.Request{}, fmt.Sprintf("%q is not a page number (1, 2, ...)", args[0])
-					}
-					return request("read_page", map[string]any{"page": n}), ""
-				}
-				return daemon.Request{}, "it takes at most a page number"
-			}
-		},
-	},
-	{
-		name:    "key",
-		summary: "session: press keys (Enter, Tab, Control+A, ...) in order",
-		usage: `Usage: surf key KEY... [--session NAME]
-
-Presses keys one after another in the focused element; a chord is written
-with +. Key names are Playwright's: Enter, Tab, Escape, Backspace,
-ArrowDown, PageDown, Control+A, Shift+Tab, ...
-
-Example:
-  surf key Control+A Backspace`,
-		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-			return func(args []string) (daemon.Request, string) {
-				if len(args) == 0 {
-					return daemon.Request{}, "it takes at least one key"
-				}
-				return request("keypress", map[string]any{"keys": args}), ""
-			}
-		},
-	},
-	{
-		name:    "hover",
-		summary: "session: move the mouse over an element",
-		usage: `Usage: surf hover ID [--session NAME]
-
-Moves the mouse over the element with id ID, for example to open a menu.
-
-Example:
-  surf hover 3`,
-		flags: targetTool("hover"),
-	},
-	{
-		name:    "dialog",
-		summary: "session: accept or dismiss the confirm or prompt dialog the page waits on",
-		usage: `Usage: surf dialog accept|dismiss [TEXT] [--session NAME]
-
-Answers the dialog the observation reports pending (a confirm or a
-prompt): accept presses OK, dismiss presses Cancel. TEXT is a prompt's
-answer when accepting (without it, the prompt's default text). Any other
-action dismisses a pending dialog instead.
-
-Example:
-  surf dialog accept
-  surf dialog accept "Ada"`,
-		flags: func(fs *pflag.FlagSet) func([]string) (daemon.Request, string) {
-			return func(args []string) (daemon.Request, string) {
-				if len(args) < 1 || len(args) > 2 || (args[0] != "accept" && args[0] != "dismiss") {
-					return daemon.Request{}, "it takes accept or dismiss, and optionally a prompt's text"
-				}
-				in := map[string]any{"accept": args[0] == "accept"}
-				if len(args) == 2 {
-					in["prompt_text"] = args[1]
-				}
-				return request("answer_dialog", in), ""
-			}
-		},
-	},
-	{
-		name:    "upload",
-		summary: "session: choose a file for a file input",
-		usage: `Usage: surf upload ID FILE [--session NAME]
-
-Puts FILE into the file input with id ID. FILE is relative to the uploads
-directory the session was opened with ('surf open --uploads DIR'); files
-outside it cannot be uploaded.
-
-Example:
-  surf upload 5 report.pdf`,
-		flags: simple(2, "it takes an element id and a file", func(args []string) (daemon.Request, string) {
-			id, msg := elementID(args[0])
-			if msg != "" {
-				return daemon.Request{}, msg
-			}
-			return request("upload_file", map[string]any{"target_id": id, "path": args[1]}), ""
-		}),
-	},
+	fmt.Fprintf(cli.Stdout, "saved %s to %s\n", resp.Text, path)
+	return nil
 }

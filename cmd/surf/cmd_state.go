@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/session"
 	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -98,8 +99,8 @@ func runState(ctx context.Context, cli *CLI, c *command, args []string) error {
 }
 
 // saveSessionState is surf state save: the session saves its state file.
-func saveSessionState(ctx context.Context, cli *CLI, session string) error {
-	resp, err := callSession(ctx, cli, session, daemon.Request{Tool: reqSaveState})
+func saveSessionState(ctx context.Context, cli *CLI, name string) error {
+	resp, err := callSession(ctx, cli, name, daemon.Request{Tool: session.ReqSaveState})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
+	"github.com/surfkit/surf/cmd/surf/internal/session"
 )
 
 const (
@@ -153,14 +154,14 @@ func sessionFlagArgs(fs *pflag.FlagSet, names map[string]bool) []string {
 // checkSameFlags refuses to reuse a running session with other flags than
 // it was opened with: its policy and browser are fixed for its life.
 func checkSameFlags(ctx context.Context, c *daemon.Client, name string, flags []string) error {
-	resp, err := c.Call(ctx, daemon.Request{Tool: reqStatus})
+	resp, err := c.Call(ctx, daemon.Request{Tool: session.ReqStatus})
 	if err != nil {
 		return err
 	}
 	if !resp.OK {
 		return responseError(resp)
 	}
-	var st sessionStatus
+	var st session.Status
 	if err := json.Unmarshal([]byte(resp.Text), &st); err != nil {
 		return fmt.Errorf("reading the session's status: %w", err)
 	}

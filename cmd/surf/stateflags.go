@@ -125,20 +125,6 @@ func stateError(err error) error {
 	return err
 }
 
-// describeSummary is one line of counts for a state file, never a value:
-// "3 cookies, 1 origin (2 cookies dropped by the policy), encrypted".
-func describeSummary(s sandbox.StateSummary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s", plural(s.Cookies, "cookie"), plural(s.Origins, "origin"))
-	if s.DroppedCookies > 0 || s.DroppedOrigins > 0 {
-		fmt.Fprintf(&b, " (dropped by the policy: %s, %s)", plural(s.DroppedCookies, "cookie"), plural(s.DroppedOrigins, "origin"))
-	}
-	if s.Encrypted {
-		b.WriteString(", encrypted")
-	}
-	return b.String()
-}
-
 func plural(n int, what string) string {
 	return fmt.Sprintf("%d %s", n, pluralWord(n, what, what+"s"))
 }
