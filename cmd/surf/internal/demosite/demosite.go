@@ -1,4 +1,13 @@
-// Package demosite is the small library website "surf demo" and the CLI's tests serve on loopback.
+// Package demosite is the small library website "surf demo" and the CLI's
+// tests serve on loopback, and the scripted tour "surf demo" takes of it.
+//
+// Start serves the site; a Tour walks it with an open surfer and a
+// journal:
+//
+//	site, err := demosite.Start()
+//	defer site.Close()
+//	tour := &demosite.Tour{Surfer: s, Journal: j, URL: site.URL, Out: os.Stdout}
+//	err = tour.Run(ctx)
 package demosite
 
 import (
