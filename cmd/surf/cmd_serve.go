@@ -429,7 +429,7 @@ func (tf *serveTokenFlags) options(c *command, flags *pflag.FlagSet, cli *CLI, a
 		if env != "" || *tf.tokenFile != "" || *tf.noToken {
 			return o, false, "", usagef(c, "--tokens excludes another token (--token-file, SURF_MCP_TOKEN) and --no-token")
 		}
-		o.Principals, err = readPrincipals("--tokens", *tf.tokens)
+		o.Principals, err = mcpserver.ReadPrincipals("--tokens", *tf.tokens)
 		return o, false, "", err
 	}
 	if *tf.noToken {
@@ -442,7 +442,7 @@ func (tf *serveTokenFlags) options(c *command, flags *pflag.FlagSet, cli *CLI, a
 	o.Token = env
 	if o.Token == "" && *tf.tokenFile != "" {
 		if _, serr := os.Lstat(*tf.tokenFile); serr == nil {
-			o.Token, err = readTokenFile("--token-file", *tf.tokenFile)
+			o.Token, err = mcpserver.ReadTokenFile("--token-file", *tf.tokenFile)
 			return o, false, "", err
 		} else if !errors.Is(serr, fs.ErrNotExist) {
 			return o, false, "", fmt.Errorf("--token-file: %w", serr)
@@ -480,8 +480,7 @@ func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui bool) {
 
 // writeTokenFile writes the HTTP server's bearer token to path, or by
 // default to serve-PORT.token in the runtime directory (0700, this user's
-// only), with mode 0600, and returns the path. An existing file there is
-// replaced, never written through.
+// only), with mode 0600 (mcpserver.WriteTokenFile), and returns the path.
 func writeTokenFile(cli *CLI, path string, addr net.Addr, token string) (string, error) {
 	if path == "" {
 		dir := daemon.RuntimeDir(cli.Getenv)
@@ -494,21 +493,8 @@ func writeTokenFile(cli *CLI, path string, addr net.Addr, token string) (string,
 		}
 		path = filepath.Join(dir, fmt.Sprintf("serve-%d.token", port))
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("replacing the token file: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("writing the token file: %w", err)
-	}
-	if _, err := io.WriteString(f, token+"\n"); err != nil {
-		f.Close()
-		os.Remove(path)
-		return "", fmt.Errorf("writing the token file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(path)
-		return "", fmt.Errorf("writing the token file: %w", err)
+	if err := mcpserver.WriteTokenFile(path, token); err != nil {
+		return "", err
 	}
 	return path, nil
 }

@@ -66,7 +66,7 @@ func (u *uiFlags) options(c *command) (mcpserver.HTTPOptions, bool, error) {
 	}
 	o := mcpserver.HTTPOptions{AllowRemote: *u.allowRemote, PublicHost: *u.publicHost}
 	if *u.tokenFile != "" {
-		tok, err := readTokenFile("--ui-token-file", *u.tokenFile)
+		tok, err := mcpserver.ReadTokenFile("--ui-token-file", *u.tokenFile)
 		if err != nil {
 			return o, false, err
 		}
