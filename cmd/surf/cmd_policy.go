@@ -2,14 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 
+	"github.com/surfkit/surf/cmd/surf/internal/policycheck"
 	"github.com/surfkit/surf/policy"
 )
 
@@ -58,25 +55,6 @@ func init() {
 	})
 }
 
-// policyLine is one output line of "surf policy check".
-type policyLine struct {
-	URL      string `json:"url"`
-	Host     string `json:"host"`
-	Decision string `json:"decision"`
-	Rule     string `json:"rule"`
-	Reason   string `json:"reason"`
-}
-
-// policyInput is one stdin line of "surf policy check -".
-type policyInput struct {
-	URL     *string `json:"url"`
-	Base    string  `json:"base"`
-	Context string  `json:"context"`
-}
-
-// maxPolicyLine bounds one stdin line.
-const maxPolicyLine = 1 << 20
-
 func runPolicy(ctx context.Context, cli *CLI, args []string) error {
 	c := commands["policy"]
 	if len(args) == 0 {
@@ -124,11 +102,7 @@ func runPolicyCheck(ctx context.Context, cli *CLI, c *command, args []string) er
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	emit := func(line policyLine) error { return enc.Encode(line) }
-	judge := func(raw, base string, kind policy.Kind) policyLine {
-		d := p.DecideURL(kind, raw, base)
-		return policyLine{URL: raw, Host: d.Host, Decision: d.Verdict.String(), Rule: d.Rule, Reason: d.Reason}
-	}
+	emit := func(line policycheck.Line) error { return enc.Encode(line) }
 	// Advice for denied command-line URLs goes to stderr after the lines,
 	// once per hint.
 	var hints []string
@@ -143,12 +117,12 @@ func runPolicyCheck(ctx context.Context, cli *CLI, c *command, args []string) er
 				seen[h] = true
 				hints = append(hints, h)
 			}
-			if err := emit(policyLine{URL: u, Host: d.Host, Decision: d.Verdict.String(), Rule: d.Rule, Reason: d.Reason}); err != nil {
+			if err := emit(policycheck.LineOf(u, d)); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := checkStdin(ctx, cli.Stdin, *base, kind, judge, emit); err != nil {
+		if err := policycheck.Stdin(ctx, cli.Stdin, p, *base, kind, emit); err != nil {
 			return err
 		}
 	}
@@ -159,101 +133,4 @@ func runPolicyCheck(ctx context.Context, cli *CLI, c *command, args []string) er
 		fmt.Fprintf(cli.Stderr, "surf: hint: %s\n", h)
 	}
 	return nil
-}
-
-// checkStdin judges JSON lines from r. A line that is not a JSON object
-// with a string "url" (and optional string "base" and "context") gets a
-// deny line with rule "input". Blank lines are skipped.
-func checkStdin(ctx context.Context, r io.Reader, defBase string, defKind policy.Kind,
-	judge func(raw, base string, kind policy.Kind) policyLine, emit func(policyLine) error) error {
-	if r == nil {
-		r = strings.NewReader("")
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, tooLong, err := readLine(br, maxPolicyLine)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("reading stdin: %w", err)
-		}
-		eof := errors.Is(err, io.EOF)
-		if eof && len(line) == 0 && !tooLong {
-			return nil
-		}
-		var out policyLine
-		switch {
-		case tooLong:
-			out = inputError(n, "", fmt.Sprintf("line longer than %d bytes", maxPolicyLine))
-		case len(bytes.TrimSpace(line)) == 0:
-			if eof {
-				return nil
-			}
-			continue
-		default:
-			out = judgeInputLine(n, line, defBase, defKind, judge)
-		}
-		if err := emit(out); err != nil {
-			return err
-		}
-		if eof {
-			return nil
-		}
-	}
-}
-
-func judgeInputLine(n int, line []byte, defBase string, defKind policy.Kind, judge func(raw, base string, kind policy.Kind) policyLine) policyLine {
-	var in policyInput
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return inputError(n, "", "not a JSON object {\"url\", \"base\", \"context\"}: "+err.Error())
-	}
-	if dec.More() {
-		return inputError(n, "", "more than one JSON value on the line")
-	}
-	if in.URL == nil {
-		return inputError(n, "", `missing "url"`)
-	}
-	kind := defKind
-	if in.Context != "" {
-		k, err := policy.ParseKind(in.Context)
-		if err != nil {
-			return inputError(n, *in.URL, err.Error())
-		}
-		kind = k
-	}
-	base := defBase
-	if in.Base != "" {
-		base = in.Base
-	}
-	return judge(*in.URL, base, kind)
-}
-
-func inputError(n int, url, msg string) policyLine {
-	return policyLine{URL: url, Decision: policy.Deny.String(), Rule: "input",
-		Reason: fmt.Sprintf("denied: stdin line %d: %s (rule input)", n, msg)}
-}
-
-// readLine reads one '\n'-terminated line (without the newline, and
-// without a trailing '\r'). A line longer than max is consumed and
-// reported with tooLong.
-func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max+1 {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		return line, tooLong, err
-	}
 }
