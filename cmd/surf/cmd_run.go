@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
+	"github.com/surfkit/surf/cmd/surf/internal/prompt"
 	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
@@ -415,49 +414,7 @@ func approverFor(cli *CLI, mode string) (policy.Approver, error) {
 		if !tty {
 			return nil, errors.New("--approve prompt needs a terminal; use allow or deny")
 		}
-		var mu sync.Mutex
-		// One reader of the terminal, so that a question another
-		// approver answered first (the live view) can stop waiting.
-		var start sync.Once
-		lines := make(chan string)
-		read := func() {
-			in := bufio.NewReader(cli.Stdin)
-			for {
-				line, err := in.ReadString('\n')
-				if line != "" || err == nil {
-					lines <- line
-				}
-				if err != nil {
-					close(lines)
-					return
-				}
-			}
-		}
-		return policy.ApproverFunc(func(ctx context.Context, d policy.Decision) (bool, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			start.Do(func() { go read() })
-			what := d.Tool
-			if d.URL != "" {
-				what += " " + d.URL
-			}
-			opens := ""
-			if d.Rule == policy.RuleAsk && d.Host != "" {
-				opens = "; yes opens " + d.Host + " for this run"
-			}
-			fmt.Fprintf(cli.Stderr, "surf: approve %s? (%s%s) [y/N] ", what, strings.TrimPrefix(d.Reason, "ask: "), opens)
-			select {
-			case line, ok := <-lines:
-				if !ok {
-					return false, nil // end of input: no
-				}
-				ans := strings.ToLower(strings.TrimSpace(line))
-				return ans == "y" || ans == "yes", nil
-			case <-ctx.Done():
-				fmt.Fprintln(cli.Stderr, "(answered elsewhere)")
-				return false, ctx.Err()
-			}
-		}), nil
+		return prompt.Approver(cli.Stdin, cli.Stderr), nil
 	}
 	return nil, fmt.Errorf("--approve must be prompt, deny or allow, not %q", mode)
 }
