@@ -43,7 +43,11 @@
 //   - cmd/surf: the surf command.
 //   - cmd/surf/internal/mcpserver: surf as an MCP server.
 //   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close, and starting them.
-//   - cmd/surf/internal/demosite: the bundled demo website.
+//   - cmd/surf/internal/session: what a session daemon does with its browser, and the session commands' requests.
+//   - cmd/surf/internal/shell: the read-act-print loop of surf shell and its line parser.
+//   - cmd/surf/internal/policycheck: judging URLs for surf policy check, from the command line or JSON lines.
+//   - cmd/surf/internal/prompt: asking a person at the terminal to approve what the policy marks "ask".
+//   - cmd/surf/internal/demosite: the bundled demo website and surf demo's scripted tour of it.
 //   - cmd/surf/internal/live: the hub of live sessions: state, timeline, approvals, takeover.
 //   - cmd/surf/internal/liveui: the live view's web UI.
 //   - cmd/surf/internal/bench: the measuring of surf bench (observe, sessions, board, actions).
