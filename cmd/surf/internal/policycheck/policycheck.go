@@ -37,8 +37,9 @@ func LineOf(raw string, d policy.Decision) Line {
 	return Line{URL: raw, Host: d.Host, Decision: d.Verdict.String(), Rule: d.Rule, Reason: d.Reason}
 }
 
-// input is one stdin line.
-type input struct {
+// policyInput is one stdin line (its name shows in json's errors, which the
+// output lines quote).
+type policyInput struct {
 	URL     *string `json:"url"`
 	Base    string  `json:"base"`
 	Context string  `json:"context"`
@@ -93,7 +94,7 @@ func Stdin(ctx context.Context, r io.Reader, p *policy.Policy, defBase string, d
 }
 
 func judgeInputLine(n int, line []byte, defBase string, defKind policy.Kind, judge func(raw, base string, kind policy.Kind) Line) Line {
-	var in input
+	var in policyInput
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {

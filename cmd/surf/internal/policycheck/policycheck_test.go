@@ -39,6 +39,7 @@ func TestStdin(t *testing.T) {
 		long,
 		`{"url":"x"} {"url":"y"}`,
 		"{\"url\":\"https://example.org/\"}\r",
+		`{"url":42}`,
 		`{"url":"https://example.net/"}`, // no newline at the end
 	}, "\n")
 	got := check(t, in)
@@ -52,6 +53,9 @@ func TestStdin(t *testing.T) {
 		{"", "deny", "input", "stdin line 8: line longer than 1048576 bytes"},
 		{"", "deny", "input", "stdin line 9: more than one JSON value"},
 		{"https://example.org/", "allow", "allow", ""},
+		// surf policy check's output, which scripts compare, names the
+		// input's Go type as it did in package main
+		{"", "deny", "input", "stdin line 11: not a JSON object {\"url\", \"base\", \"context\"}: json: cannot unmarshal number into Go struct field policyInput.url of type string"},
 		{"https://example.net/", "allow", "allow", ""},
 	}
 	if len(got) != len(want) {
