@@ -21,7 +21,7 @@ type liveWatcher struct {
 var _ worker.Watcher = liveWatcher{}
 
 func (w liveWatcher) Watch(_ context.Context, r *worker.Run) (worker.Watch, error) {
-	ls, err := w.hub.Open(live.SessionOptions{Owner: fmt.Sprintf("worker %s task %s", r.Claim.Worker, r.Claim.Task.ID), Redact: r.Session.Policy().Redact})
+	ls, err := w.hub.Open(live.SessionOptions{Owner: fmt.Sprintf("worker %s task %s", r.Claim.Worker, r.Claim.Task.ID), Task: r.Claim.Task.ID, Redact: r.Session.Policy().Redact})
 	if err != nil {
 		return nil, err
 	}
