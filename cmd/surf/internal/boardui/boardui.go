@@ -240,7 +240,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (h *Handler) state(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, h.view()) }
+func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, h.view())
+}
 
 // events streams the view: at once, then on each change (a burst
 // coalesced).
