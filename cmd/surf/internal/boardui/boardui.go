@@ -416,7 +416,18 @@ func (h *Handler) takeover(w http.ResponseWriter, r *http.Request, _ []byte) {
 	answer(w, err)
 }
 
-func (h *Handler) handback(w http.ResponseWriter, r *http.Request, _ []byte) {
-	_, err := h.ask(r, livebus.Request{Op: livebus.OpHandBack})
+func (h *Handler) handback(w http.ResponseWriter, r *http.Request, body []byte) {
+	var in struct {
+		Message string `json:"message"`
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(body)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			answer(w, fmt.Errorf("the body: %w", err))
+			return
+		}
+	}
+	_, err := h.ask(r, livebus.Request{Op: livebus.OpHandBack, Message: in.Message})
 	answer(w, err)
 }

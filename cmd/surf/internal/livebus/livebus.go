@@ -70,6 +70,9 @@ type Request struct {
 	Approve  bool `json:"approve,omitempty"`
 	// By names the person, for the agent's note and the journal.
 	By string `json:"by,omitempty"`
+	// Message is the person's word to the agent at a hand-back
+	// (OpHandBack), quoted to it as theirs.
+	Message string `json:"message,omitempty"`
 }
 
 // Reply is a bridge's answer. Code classifies an error: "not_found",
@@ -232,7 +235,7 @@ func (b *Bridge) do(rq Request) Reply {
 	case OpTakeOver:
 		err = s.TakeOver(by)
 	case OpHandBack:
-		err = s.HandBack()
+		err = s.HandBack(rq.Message)
 	default:
 		return Reply{Error: fmt.Sprintf("unknown op %q", rq.Op), Code: "bad_request"}
 	}
