@@ -36,7 +36,9 @@ board has had nothing to run for that long.
 
 What a task may reach is the worker's policy (--policy, --allow, --deny)
 narrowed by the task's own; nobody is there to approve what the policy
-marks "ask", so such actions are denied unless --approve allow.
+marks "ask", so such actions are denied unless --approve allow, or
+--approve live and a person answers on the board's page ('surf board
+ui', which lists every worker's sessions) or on --ui.
 
 The lease (how long a task stays with a worker that stopped heartbeating)
 is the board's, the same for every worker: 'surf board config --lease D'
