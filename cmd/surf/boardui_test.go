@@ -124,6 +124,19 @@ func TestBoardUITwoWorkers(t *testing.T) {
 		t.Fatalf("the workers run %q and %q: want one task each", task1, task2)
 	}
 
+	// worker 1's live picture, on demand, over NATS
+	if err := rows["w1"].Locator("button.watch").Click(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, ctx, "a frame of worker 1's live view on the page", func() bool {
+		v, err := rows["w1"].Locator("img.live").Evaluate("img => img.naturalWidth", nil)
+		n, _ := v.(int)
+		return err == nil && n > 0
+	})
+	if err := rows["w1"].Locator("button.watch").Click(); err != nil {
+		t.Fatal(err)
+	}
+
 	// the approval for the task on worker 2, answered from the page
 	if err := rows["w2"].Locator(".approval button.approve").Click(); err != nil {
 		t.Fatal(err)

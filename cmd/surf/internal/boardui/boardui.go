@@ -121,6 +121,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	m.HandleFunc("GET /events", h.events)
 	m.HandleFunc("GET /files/{name...}", h.file)
 	m.HandleFunc("GET /s/{bridge}/{id}/snapshot", h.snapshot)
+	m.HandleFunc("GET /s/{bridge}/{id}/live.mjpg", h.live)
 	m.HandleFunc("POST /s/{bridge}/{id}/approve", h.post(h.approve))
 	m.HandleFunc("POST /s/{bridge}/{id}/takeover", h.post(h.takeover))
 	m.HandleFunc("POST /s/{bridge}/{id}/handback", h.post(h.handback))
@@ -430,4 +431,82 @@ func (h *Handler) handback(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	_, err := h.ask(r, livebus.Request{Op: livebus.OpHandBack, Message: in.Message})
 	answer(w, err)
+}
+
+// mjpegBoundary separates the frames of the live view's stream.
+const mjpegBoundary = "surfframe"
+
+// The live view's stream sends its last frame again when no new one
+// came within mjpegRepeat (Chromium shows a part once the next starts),
+// then waits up to the bridge's longest for the next.
+const mjpegRepeat = 250 * time.Millisecond
+
+// live streams a session's screencast as MJPEG, asking its worker for
+// each next frame over NATS: the worker's screencast runs while this
+// stream asks, and stops a lease after it ends.
+func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+		return
+	}
+	if h.bus == nil || !h.bus.Known(r.PathValue("bridge")) {
+		http.Error(w, "no such worker on the board (it may have ended)", http.StatusNotFound)
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	rq := livebus.Request{Op: livebus.OpFrame, Session: r.PathValue("id")}
+	started := false
+	var last []byte
+	for {
+		rq.Wait = 0 // the bridge's longest
+		if last != nil {
+			rq.Wait = mjpegRepeat
+		}
+		rep, err := h.bus.Do(ctx, r.PathValue("bridge"), rq)
+		if err != nil {
+			if !started {
+				answer(w, err)
+			}
+			return
+		}
+		frame := rep.Frame
+		if len(frame) == 0 {
+			if last == nil {
+				continue
+			}
+			frame = last
+		}
+		if !started {
+			w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+mjpegBoundary)
+			w.WriteHeader(http.StatusOK)
+			if _, err := io.WriteString(w, "--"+mjpegBoundary+"\r\n"); err != nil {
+				return
+			}
+			started = true
+		}
+		if _, err := fmt.Fprintf(w, "Content-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", len(frame)); err != nil {
+			return
+		}
+		if _, err := w.Write(frame); err != nil {
+			return
+		}
+		if _, err := io.WriteString(w, "\r\n--"+mjpegBoundary+"\r\n"); err != nil {
+			return
+		}
+		fl.Flush()
+		if len(rep.Frame) == 0 {
+			last = nil // repeated once: wait the longest for a new one
+		} else {
+			last, rq.Seq = rep.Frame, rep.Seq
+		}
+	}
 }

@@ -59,7 +59,21 @@ const (
 	OpApprove  = "approve"
 	OpTakeOver = "takeover"
 	OpHandBack = "handback"
+	// OpFrame asks for the live view's next frame after Seq: the
+	// session's screencast runs while such requests keep coming (a
+	// lease of FrameLease each), and stops when they stop.
+	OpFrame = "frame"
 )
+
+// FrameLease is how long a frame request keeps a session's screencast
+// running after it.
+const FrameLease = 10 * time.Second
+
+// maxFrameWait bounds a frame request's wait for a new frame.
+const maxFrameWait = 5 * time.Second
+
+// maxInFlight bounds the requests a bridge serves at once.
+const maxInFlight = 32
 
 // Request is what a viewer asks of a bridge.
 type Request struct {
@@ -73,6 +87,10 @@ type Request struct {
 	// Message is the person's word to the agent at a hand-back
 	// (OpHandBack), quoted to it as theirs.
 	Message string `json:"message,omitempty"`
+	// Seq and Wait ask for a frame after Seq, waiting at most Wait
+	// (OpFrame; at most 5s).
+	Seq  int           `json:"seq,omitempty"`
+	Wait time.Duration `json:"wait,omitempty"`
 }
 
 // Reply is a bridge's answer. Code classifies an error: "not_found",
@@ -82,6 +100,10 @@ type Reply struct {
 	Error    string         `json:"error,omitempty"`
 	Code     string         `json:"code,omitempty"`
 	Snapshot *live.Snapshot `json:"snapshot,omitempty"`
+	// Frame is a JPEG of the live view and Seq its number (OpFrame); no
+	// Frame means none came within the wait.
+	Frame []byte `json:"frame,omitempty"`
+	Seq   int    `json:"seq,omitempty"`
 }
 
 // Errors of Do, from a Reply's Code.
@@ -111,7 +133,12 @@ type Bridge struct {
 	id     string
 	log    *slog.Logger
 	subs   []*nats.Subscription
+	ctx    context.Context
 	cancel context.CancelFunc
+	slots  chan struct{} // requests in flight
+
+	mu     sync.Mutex
+	leases map[string]*lease // by session: screencasts kept running
 	done   chan struct{}
 	once   sync.Once
 }
@@ -128,11 +155,13 @@ func Publish(ctx context.Context, cfg Config) (*Bridge, error) {
 	if strings.TrimSpace(cfg.Worker) == "" {
 		cfg.Worker = "unnamed"
 	}
-	b := &Bridge{cfg: cfg, id: newID(), log: cfg.Logger, done: make(chan struct{})}
+	b := &Bridge{cfg: cfg, id: newID(), log: cfg.Logger, done: make(chan struct{}),
+		slots: make(chan struct{}, maxInFlight), leases: map[string]*lease{}}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
 	ctx, b.cancel = context.WithCancel(ctx)
+	b.ctx = ctx
 	poke := make(chan struct{}, 1)
 	hello, err := cfg.Conn.Subscribe(helloSubject, func(*nats.Msg) {
 		select {
@@ -201,8 +230,24 @@ func (b *Bridge) send(gone bool) {
 	}
 }
 
-// serve answers one request.
+// serve answers a request on a goroutine of its own (a frame request
+// waits), at most maxInFlight at once.
 func (b *Bridge) serve(m *nats.Msg) {
+	select {
+	case b.slots <- struct{}{}:
+	default:
+		data, _ := json.Marshal(Reply{Error: "the worker is busy with other requests", Code: "conflict"})
+		m.Respond(data)
+		return
+	}
+	go func() {
+		defer func() { <-b.slots }()
+		b.handle(m)
+	}()
+}
+
+// handle answers one request.
+func (b *Bridge) handle(m *nats.Msg) {
 	var rq Request
 	rep := Reply{}
 	if err := json.Unmarshal(m.Data, &rq); err != nil {
@@ -236,6 +281,8 @@ func (b *Bridge) do(rq Request) Reply {
 		err = s.TakeOver(by)
 	case OpHandBack:
 		err = s.HandBack(rq.Message)
+	case OpFrame:
+		return b.frame(s, rq)
 	default:
 		return Reply{Error: fmt.Sprintf("unknown op %q", rq.Op), Code: "bad_request"}
 	}
@@ -253,13 +300,84 @@ func (b *Bridge) do(rq Request) Reply {
 	return Reply{Error: err.Error(), Code: code}
 }
 
-// Close stops publishing: viewers are told the bridge is gone.
+// lease keeps a session's screencast running while frames are asked
+// for.
+type lease struct {
+	leave func()
+	timer *time.Timer
+}
+
+// frame renews the session's screencast lease and returns its next
+// frame.
+func (b *Bridge) frame(s *live.Session, rq Request) Reply {
+	b.mu.Lock()
+	if b.ctx.Err() != nil {
+		b.mu.Unlock()
+		return Reply{Error: "the worker is closing", Code: "not_found"}
+	}
+	l, ok := b.leases[s.ID()]
+	if ok {
+		l.timer.Reset(FrameLease)
+	} else {
+		leave, err := s.View()
+		if err != nil {
+			b.mu.Unlock()
+			return Reply{Error: err.Error(), Code: "not_found"}
+		}
+		l = &lease{leave: leave}
+		id := s.ID()
+		l.timer = time.AfterFunc(FrameLease, func() {
+			b.mu.Lock()
+			if b.leases[id] == l {
+				delete(b.leases, id)
+			}
+			b.mu.Unlock()
+			l.leave()
+		})
+		b.leases[id] = l
+	}
+	b.mu.Unlock()
+	wait := min(max(rq.Wait, 0), maxFrameWait)
+	if wait == 0 {
+		wait = maxFrameWait
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, wait)
+	defer cancel()
+	f, n, err := s.NextFrame(ctx, rq.Seq)
+	switch {
+	case err == nil:
+		return Reply{OK: true, Frame: f.JPEG, Seq: n}
+	case errors.Is(err, context.DeadlineExceeded):
+		return Reply{OK: true, Seq: rq.Seq}
+	}
+	return Reply{Error: err.Error(), Code: "not_found"}
+}
+
+// Watching reports how many sessions have their screencast kept
+// running by frame requests.
+func (b *Bridge) Watching() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.leases)
+}
+
+// Close stops publishing: viewers are told the bridge is gone, and the
+// screencasts kept for them stop.
 func (b *Bridge) Close() {
 	b.once.Do(func() {
 		for _, s := range b.subs {
 			s.Unsubscribe()
 		}
+		b.mu.Lock()
 		b.cancel()
+		leases := b.leases
+		b.leases = map[string]*lease{}
+		b.mu.Unlock()
+		for _, l := range leases {
+			if l.timer.Stop() {
+				l.leave()
+			}
+		}
 		<-b.done
 	})
 }

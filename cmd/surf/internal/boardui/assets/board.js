@@ -12,6 +12,7 @@
   const order = ["running", "ready", "pending", "done", "failed", "cancelled"];
   const open = new Set();      // task ids whose details are open
   const snaps = new Map();     // bridge/id -> the session's approvals
+  const views = new Map();     // bridge/id -> the live view's <img>, while watched
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
@@ -96,11 +97,28 @@
         action(b, s, "takeover", {}, msg);
         acts.append(b);
       }
-      acts.append(msg);
+      const watch = el("button", views.has(key) ? "Stop watching" : "Watch", "watch");
+      watch.addEventListener("click", () => {
+        const img = views.get(key);
+        if (img) {
+          img.src = "";
+          img.remove();
+          views.delete(key);
+        } else {
+          const v = el("img", null, "live");
+          v.alt = "the live view of " + (s.task || s.id);
+          v.src = sessURL(s) + "/live.mjpg";
+          views.set(key, v);
+        }
+        renderSessions(last.sessions || []);
+      });
+      acts.append(watch, msg);
+      if (views.has(key)) acts.append(views.get(key));
       tr.append(acts);
       sessBody.append(tr);
     }
     for (const k of snaps.keys()) if (!keys.has(k)) snaps.delete(k);
+    for (const [k, img] of views) if (!keys.has(k)) { img.src = ""; views.delete(k); }
   }
 
   function dd(dl, name, value, pre) {
