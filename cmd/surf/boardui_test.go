@@ -11,6 +11,7 @@ import (
 
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/demosite"
+	"github.com/surfkit/surf/cmd/surf/internal/livebus"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
@@ -136,6 +137,21 @@ func TestBoardUITwoWorkers(t *testing.T) {
 	if err := rows["w1"].Locator("button.watch").Click(); err != nil {
 		t.Fatal(err)
 	}
+	// and worker 1's screencast stops once nobody watches (after the
+	// lease): its session's viewers, as its announcements say
+	bus, err := livebus.Follow(b.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	waitUntil(t, ctx, "worker 1's screencast to stop", func() bool {
+		for _, s := range bus.Sessions() {
+			if s.Worker == "w1" {
+				return s.Viewers == 0
+			}
+		}
+		return false
+	})
 
 	// the approval for the task on worker 2, answered from the page
 	if err := rows["w2"].Locator(".approval button.approve").Click(); err != nil {

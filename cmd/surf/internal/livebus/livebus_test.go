@@ -144,3 +144,47 @@ func TestSilentBridgeForgotten(t *testing.T) {
 	br.Close()
 	waitFor(t, ctx, "the closed bridge to leave", func() bool { return !f.Known(br.ID()) })
 }
+
+// TestFrameLease: a frame request starts the session's screencast (a
+// viewer) and keeps it for FrameLease; when the requests stop, it stops.
+func TestFrameLease(t *testing.T) {
+	ctx, b := setup(t)
+	hub := live.New(live.Config{})
+	defer hub.Close()
+	s, err := hub.Open(live.SessionOptions{Owner: "worker w task t1", Task: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, err := livebus.Publish(ctx, livebus.Config{Conn: b.Conn(), Hub: hub, Worker: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	f, err := livebus.Follow(b.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	waitFor(t, ctx, "the bridge", func() bool { return f.Known(br.ID()) })
+	if v := s.Summary().Viewers; v != 0 || br.Watching() != 0 {
+		t.Fatalf("%d viewers, %d watched before any frame request", v, br.Watching())
+	}
+	// no browser: no frame comes, but the request holds a viewer
+	rep, err := f.Do(ctx, br.ID(), livebus.Request{Op: livebus.OpFrame, Session: s.ID(), Wait: 100 * time.Millisecond})
+	if err != nil || len(rep.Frame) != 0 {
+		t.Fatalf("a frame of a session without a browser: %d bytes, %v", len(rep.Frame), err)
+	}
+	if v := s.Summary().Viewers; v != 1 || br.Watching() != 1 {
+		t.Fatalf("%d viewers, %d watched after a frame request; want 1 and 1", v, br.Watching())
+	}
+	// a second request renews the lease, not a second viewer
+	if _, err := f.Do(ctx, br.ID(), livebus.Request{Op: livebus.OpFrame, Session: s.ID(), Wait: 100 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Summary().Viewers; v != 1 {
+		t.Fatalf("%d viewers after two requests, want 1", v)
+	}
+	asked := time.Now()
+	waitFor(t, ctx, "the lease to end", func() bool { return br.Watching() == 0 && s.Summary().Viewers == 0 })
+	t.Logf("the screencast stopped %v after the last frame request (lease %v)", time.Since(asked).Round(100*time.Millisecond), livebus.FrameLease)
+}
