@@ -480,6 +480,11 @@ func (b *Board) Dir() string {
 	return b.cfg.Dir
 }
 
+// Conn is the board's NATS connection, for what travels beside the
+// board on the same NATS (cmd/surf's live sessions, say). It belongs to
+// the board: Close closes it.
+func (b *Board) Conn() *nats.Conn { return b.nc }
+
 // Lease is the board's lease: how long a claimed task stays with a
 // worker that stops heartbeating (the AckWait of the workers' consumer,
 // which JetStream keeps with the board).

@@ -45,6 +45,7 @@ const boardUsage = `Usage: surf board add TASK [flags] | add --from FILE
        surf board state put NAME FILE --recipient KEY... | list | rm NAME | keygen -o FILE
        surf board config [--lease D]
        surf board migrate [--from DIR] --to URL [--force]
+       surf board ui [--http ADDR]
 
 The task board: web tasks that 'surf work' processes claim and run, with
 dependencies between them, kept durably (by default in an embedded NATS
@@ -63,6 +64,7 @@ with --nats, on a NATS server or cluster).
   config   the board's settings: the lease
   migrate  copy an embedded board (tasks, results, files, states) to a
            NATS server or cluster
+  ui       a web page of the tasks and every worker's live sessions
 
 Run 'surf board CMD --help' for the flags of one. Every command takes
 --json, and the board flags:

@@ -36,7 +36,9 @@ board has had nothing to run for that long.
 
 What a task may reach is the worker's policy (--policy, --allow, --deny)
 narrowed by the task's own; nobody is there to approve what the policy
-marks "ask", so such actions are denied unless --approve allow.
+marks "ask", so such actions are denied unless --approve allow, or
+--approve live and a person answers on the board's page ('surf board
+ui', which lists every worker's sessions) or on --ui.
 
 The lease (how long a task stays with a worker that stopped heartbeating)
 is the board's, the same for every worker: 'surf board config --lease D'
@@ -62,8 +64,10 @@ Flags:
   --max-steps N       steps of a task that sets none (default 25)
   --max-tokens N      model tokens of a task (default 500000)
   --max-time D        time of a task that sets none (default 15m)
-  --approve MODE      deny (default) or allow what the policy marks "ask";
-                      with --ui and no --approve, the live view answers
+  --approve MODE      deny (default) or allow what the policy marks "ask",
+                      or live: a person answers on the live view (--ui)
+                      or the board's page ('surf board ui'); with --ui and
+                      no --approve, live
   --json              print JSON lines
 ` + uiFlagsHelp + `
                       (each running task is a session there, named by its
@@ -159,8 +163,10 @@ func (f *workFlags) check(c *command) error {
 		f.approver = policy.DenyAll()
 	case "allow":
 		f.approver = policy.AllowAll()
+	case "live":
+		f.approver = nil // the live views answer: --ui and 'surf board ui'
 	default:
-		return usagef(c, "--approve must be deny or allow, not %q (nobody is there to prompt)", f.approve)
+		return usagef(c, "--approve must be deny, allow or live, not %q (nobody is there to prompt)", f.approve)
 	}
 	if f.bf.recordHAR != "" {
 		return usagef(c, "--record-har is not supported by work: its tasks would write one recording each over the same file")
@@ -210,14 +216,11 @@ func runWork(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 		return err
 	}
 	defer b.Close()
-	if f.withUI {
-		lv, err := startLiveView(ctx, cli, *f.uf.addr, f.uiOpts)
-		if err != nil {
-			return err
-		}
-		defer lv.Close()
-		wcfg.Watcher = liveWatcher{hub: lv.hub, alone: !f.approveSet}
+	stopLive, err := f.startLive(ctx, cli, b, &wcfg)
+	if err != nil {
+		return err
 	}
+	defer stopLive()
 	defer markWorker(cli.Logger)()
 	runner, err := worker.New(ctx, wcfg)
 	if err != nil {

@@ -13,15 +13,20 @@ import (
 // liveWatcher puts each task of a worker in the live view while it runs,
 // a session there named by its worker and task. With alone, the live view
 // alone answers "ask" actions (the surfer's Approver is not asked).
+// The live view may be the worker's own (--ui) or the board's page, over
+// NATS (worklivebus.go).
 type liveWatcher struct {
 	hub   *live.Hub
 	alone bool
+	// noHuman leaves request_help unanswered by the live view (nobody
+	// is expected there).
+	noHuman bool
 }
 
 var _ worker.Watcher = liveWatcher{}
 
 func (w liveWatcher) Watch(_ context.Context, r *worker.Run) (worker.Watch, error) {
-	ls, err := w.hub.Open(live.SessionOptions{Owner: fmt.Sprintf("worker %s task %s", r.Claim.Worker, r.Claim.Task.ID), Redact: r.Session.Policy().Redact})
+	ls, err := w.hub.Open(live.SessionOptions{Owner: fmt.Sprintf("worker %s task %s", r.Claim.Worker, r.Claim.Task.ID), Task: r.Claim.Task.ID, Redact: r.Session.Policy().Redact})
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +34,10 @@ func (w liveWatcher) Watch(_ context.Context, r *worker.Run) (worker.Watch, erro
 	if w.alone {
 		other = nil
 	}
-	r.Surf.Approver, r.Surf.Human = ls.Approver(other), ls
+	r.Surf.Approver = ls.Approver(other)
+	if !w.noHuman {
+		r.Surf.Human = ls
+	}
 	return &liveWatch{ls: ls, r: r}, nil
 }
 

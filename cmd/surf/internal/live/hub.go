@@ -87,6 +87,9 @@ type SessionOptions struct {
 	// Owner says who opened the session: "mcp client NAME", "surf run",
 	// "worker W task ID".
 	Owner string
+	// Task is the board task the session runs, for a board worker's
+	// session; empty otherwise.
+	Task string
 	// Surfer is the session's browser; nil until Attach gives it (the
 	// surfer's own configuration needs the session's Approver and Help,
 	// so it is often made after the session).
@@ -199,7 +202,7 @@ func (h *Hub) Open(o SessionOptions) (*Session, error) {
 		o.Owner = "unknown"
 	}
 	s := &Session{
-		hub: h, id: newID(), owner: o.Owner, surf: o.Surfer, redact: o.Redact, castOpts: o.Screencast,
+		hub: h, id: newID(), owner: o.Owner, task: o.Task, surf: o.Surfer, redact: o.Redact, castOpts: o.Screencast,
 		opened: time.Now(), approvals: map[int]*approval{}, images: map[int]image{},
 		subs: map[chan Event]struct{}{}, frameCh: make(chan struct{}),
 	}
@@ -224,8 +227,10 @@ func (h *Hub) Get(id string) (*Session, bool) {
 
 // Summary is one line of the session list.
 type Summary struct {
-	ID      string    `json:"id"`
-	Owner   string    `json:"owner"`
+	ID    string `json:"id"`
+	Owner string `json:"owner"`
+	// Task is the board task the session runs, if it is a worker's.
+	Task    string    `json:"task,omitempty"`
 	URL     string    `json:"url"`
 	Title   string    `json:"title"`
 	State   State     `json:"state"`
@@ -342,6 +347,7 @@ type Session struct {
 	hub         *Hub
 	id          string
 	owner       string
+	task        string
 	surf        Surfer
 	redact      func(string) string
 	castOpts    ScreencastOptions
@@ -489,7 +495,7 @@ func (s *Session) Summary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.where = [2]string{u, t}
-	sum := Summary{ID: s.id, Owner: s.owner, URL: u, Title: t, State: s.state(), Doing: s.doing,
+	sum := Summary{ID: s.id, Owner: s.owner, Task: s.task, URL: u, Title: t, State: s.state(), Doing: s.doing,
 		Steps: s.nsteps, Opened: s.opened, Pending: len(s.approvals), Viewers: s.viewers, Help: s.helpWhy,
 		Stoppable: s.stop != nil, Answer: s.answer}
 	if s.take != nil {

@@ -20,13 +20,13 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/cmd/surf/internal/webguard"
 )
 
 //go:embed assets
@@ -35,8 +35,7 @@ var assets embed.FS
 // CSP is the Content-Security-Policy of every response: nothing but this
 // server's own scripts, styles, images and connections; no inline script;
 // no framing.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-	"object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const CSP = webguard.CSP
 
 // maxBody bounds a POST's body.
 const maxBody = 16 << 10
@@ -102,14 +101,7 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) Close() { h.once.Do(func() { close(h.done) }) }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", CSP)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
-	hd.Set("Cache-Control", "no-store")
+	webguard.SetHeaders(w.Header())
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -373,37 +365,11 @@ func (h *Handler) stepImage(w http.ResponseWriter, r *http.Request) {
 	writeImage(w, data, mime, err)
 }
 
-// sameOrigin reports whether a state-changing request comes from this
-// server's own pages: the browser's Sec-Fetch-Site, when sent, must say
-// same-origin, and its Origin must be this server's. A request without
-// Origin is refused: every browser sends it on a POST.
-func sameOrigin(r *http.Request) error {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		return fmt.Errorf("a %s request", site)
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return errors.New("a request without Origin")
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("origin %q", origin)
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if u.Scheme != scheme || !strings.EqualFold(u.Host, r.Host) {
-		return fmt.Errorf("origin %q is not this server (%s://%s)", origin, scheme, r.Host)
-	}
-	return nil
-}
-
 // post wraps a state-changing handler: same origin only, a JSON body of
 // at most maxBody bytes.
 func (h *Handler) post(f func(http.ResponseWriter, *http.Request, *live.Session, []byte)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := sameOrigin(r); err != nil {
+		if err := webguard.SameOrigin(r); err != nil {
 			h.log.Warn("liveui: refused a cross-origin request", "path", r.URL.Path, "why", err.Error(), "remote", r.RemoteAddr)
 			http.Error(w, "Forbidden: "+err.Error()+" may not change anything here", http.StatusForbidden)
 			return

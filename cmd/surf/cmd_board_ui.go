@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/surfkit/surf/cmd/surf/internal/boardui"
+	"github.com/surfkit/surf/cmd/surf/internal/livebus"
+	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
+)
+
+const boardUIUsage = `Usage: surf board ui [--http ADDR] [flags]
+
+Serves the board's page: every task on the board by state, with its
+dependencies and, once it ran, its steps, answer or structured result,
+files and report; and every live session of every 'surf work' process
+on the board, followed over the board's NATS. Approvals (of workers run
+with --approve live), takeovers and hand-backs of a session on any
+worker are answered from the page: the page's server asks the worker
+over NATS, and no worker opens a port. The page is the live view's kind:
+a token, same-origin POSTs only, a strict Content-Security-Policy, no
+third-party assets. Ctrl-C stops.
+
+Flags:
+  --http ADDR         serve at http://ADDR/ (default 127.0.0.1:8933); loopback
+                      only unless --allow-remote. The first visit needs the
+                      token: open the http://ADDR/?token=... address surf
+                      prints
+  --token-file FILE   the page's token is in FILE (at least 16 characters;
+                      not readable by group or others; default: a random
+                      token, printed in that address)
+  --allow-remote      allow a non-loopback --http ADDR; needs --token-file
+  --public-host H     the host name remote browsers use
+` + boardFlagsHelp + `
+
+Example:
+  surf board ui --http 127.0.0.1:8933`
+
+func init() { addBoardSub("ui", boardUIUsage, boardUI) }
+
+// boardUI is surf board ui.
+func boardUI(ctx context.Context, cli *CLI, c *command, args []string) error {
+	fs := newFlags(c)
+	bf := addBoardFlags(fs)
+	addr := fs.String("http", "127.0.0.1:8933", "")
+	tokenFile := fs.String("token-file", "", "")
+	remote := fs.Bool("allow-remote", false, "")
+	public := fs.String("public-host", "", "")
+	if err := parseFlags(c, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef(c, "ui takes no arguments")
+	}
+	o := mcpserver.HTTPOptions{AllowRemote: *remote, PublicHost: *public}
+	if *tokenFile != "" {
+		tok, err := readTokenFile("--token-file", *tokenFile)
+		if err != nil {
+			return err
+		}
+		o.Token = tok
+	}
+	if o.Token == "" && mcpserver.IsLoopbackBind(*addr) {
+		o.Token = mcpserver.GenerateToken()
+	}
+	if err := mcpserver.CheckBind(*addr, o); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("--http: %w", err)}
+	}
+	b, err := bf.open(ctx, cli, nil)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	bus, err := livebus.Follow(b.Conn())
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	ui, err := boardui.New(ctx, boardui.Config{Board: b, Bus: bus, Logger: cli.Logger})
+	if err != nil {
+		return err
+	}
+	defer ui.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("--http: listening on %s: %w", *addr, err)
+	}
+	srv := &http.Server{
+		Handler:           mcpserver.Guard(ui, ln.Addr().String(), o, true, cli.Logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(cli.Stderr, "surf: the board's page at %s\n", loginURL(ln.Addr(), o))
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		ui.Close()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+		err = <-errc
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
