@@ -58,7 +58,7 @@ func boardUI(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	o := mcpserver.HTTPOptions{AllowRemote: *remote, PublicHost: *public}
 	if *tokenFile != "" {
-		tok, err := readTokenFile("--token-file", *tokenFile)
+		tok, err := mcpserver.ReadTokenFile("--token-file", *tokenFile)
 		if err != nil {
 			return err
 		}
