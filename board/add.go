@@ -91,6 +91,12 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	if cyc := findCycle(tasks, inBatch); cyc != nil {
 		return nil, fmt.Errorf("%w: %s", ErrCycle, strings.Join(cyc, " -> "))
 	}
+	// Attachments are measured before the records are written (which
+	// list them) and stored after: the records claim the ids, so a batch
+	// that loses a race for an id never writes over another's files.
+	if err := b.measureAttachments(tasks); err != nil {
+		return nil, err
+	}
 	now := time.Now().UTC()
 	var created []string
 	recs := make([]Record, len(tasks))
@@ -122,6 +128,17 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 		}
 		created = append(created, t.ID)
 		recs[i] = rec
+	}
+	var stored []string
+	if err := b.storeAttachments(ctx, tasks, &stored); err != nil {
+		dctx := context.WithoutCancel(ctx)
+		for _, id := range created {
+			b.kv.Delete(dctx, id)
+		}
+		for _, p := range stored {
+			b.files.Delete(dctx, p)
+		}
+		return nil, err
 	}
 	for i, t := range tasks {
 		if err := b.settle(ctx, t.ID); err != nil {
@@ -199,6 +216,9 @@ func checkTask(t *Task) error {
 			return err
 		}
 		t.OutputSchema = sch.JSON()
+	}
+	if err := checkAttachments(t); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, d := range t.After {

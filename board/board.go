@@ -101,6 +101,11 @@ type Task struct {
 	// as the task's policy allows. Add refuses a name the board does not
 	// hold; a worker without an identity that opens it fails the task.
 	SavedState string `json:"saved_state,omitempty"`
+	// Attachments are the files stored with the task for its uploads
+	// (see Attach): names, sizes and digests; Add sets them.
+	Attachments []File `json:"attachments,omitempty"`
+
+	attach []attachment // to store when added
 }
 
 // Policy is a task's narrowing of the worker's policy: hosts it may reach
@@ -171,6 +176,8 @@ type Result struct {
 	Journal string   `json:"journal,omitempty"`
 	Images  []string `json:"images,omitempty"`
 	Report  string   `json:"report,omitempty"`
+	// Downloads are the files the run downloaded, stored on the board.
+	Downloads []File `json:"downloads,omitempty"`
 }
 
 // Record is a task on the board: the task, its state and, when it ended,
@@ -267,6 +274,9 @@ type Config struct {
 	// being elected, costs a few short tries, not the caller's whole
 	// budget.
 	AckWait time.Duration
+	// MaxFileBytes caps one file a task has attached or downloaded
+	// (default DefaultMaxFileBytes, 100 MiB).
+	MaxFileBytes int64
 	// Logger receives the board's diagnostics; nil discards them.
 	Logger *slog.Logger
 }
