@@ -721,12 +721,15 @@ func retryFor(ctx context.Context, patience time.Duration, f func(context.Contex
 	}
 }
 
+// ErrNoFile is returned for a name the board's file store does not hold.
+var ErrNoFile = errors.New("the board holds no file")
+
 // File opens a file of the board's store (a journal, an image, a
-// report).
+// report, an attachment, a download).
 func (b *Board) File(ctx context.Context, name string) (io.ReadCloser, error) {
 	r, err := b.files.Get(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, fmt.Errorf("the board holds no file %q", name)
+		return nil, fmt.Errorf("%w %q", ErrNoFile, name)
 	}
 	return r, err
 }

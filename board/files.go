@@ -245,10 +245,14 @@ func (b *Board) ReadFile(ctx context.Context, f File, w io.Writer) error {
 		return fmt.Errorf("reading %s: %w", f.Name, err)
 	}
 	if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
-		return fmt.Errorf("%s on the board is not what its task recorded (%d bytes, want %d with SHA-256 %s)", f.Name, n, f.Size, f.SHA256)
+		return fmt.Errorf("%w: %s is %d bytes, want %d with SHA-256 %s", ErrFileMismatch, f.Name, n, f.Size, f.SHA256)
 	}
 	return nil
 }
+
+// ErrFileMismatch is the error of a file on the board that is not what
+// its task's record says it is.
+var ErrFileMismatch = errors.New("the file on the board is not what its task recorded")
 
 // Files lists a task's files: its last run's downloads, then its
 // attachments.
@@ -279,4 +283,37 @@ func (r Record) FindFile(name string) (File, error) {
 		return File{}, fmt.Errorf("task %s has no files", r.Task.ID)
 	}
 	return File{}, fmt.Errorf("task %s has no file %q; it has %s", r.Task.ID, cut(name, 80), strings.Join(names, ", "))
+}
+
+// FetchAttachments writes the task's attachments into dir (which must
+// exist), each under its name, checked against its record: the run's
+// uploads directory. A name that is not a plain file name, or a file
+// already in dir, is an error.
+func (c *Claim) FetchAttachments(ctx context.Context, dir string) error {
+	for _, f := range c.Task.Attachments {
+		if err := CheckFileName(f.Name); err != nil {
+			return fmt.Errorf("attachment: %w", err)
+		}
+		if err := c.b.fetch(ctx, f, filepath.Join(dir, f.Name)); err != nil {
+			return fmt.Errorf("attachment %s: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// fetch writes f to a new file at path, removed again if it cannot be
+// written whole.
+func (b *Board) fetch(ctx context.Context, f File, path string) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	err = b.ReadFile(ctx, f, out)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
 }
