@@ -173,6 +173,9 @@ func Show(out io.Writer, r board.Record, now time.Time) {
 		list(w, "images", res.Images)
 		line("report", res.Report)
 	}
+	if n := len(r.Files()); n > 0 {
+		line("files", fmt.Sprintf("%d (surf board files %s)", n, r.Task.ID))
+	}
 	w.Flush()
 }
 
