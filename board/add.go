@@ -93,7 +93,8 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	}
 	// Attachments are measured before the records are written (which
 	// list them) and stored after: the records claim the ids, so a batch
-	// that loses a race for an id never writes over another's files.
+	// that loses a race for an id never writes over another's files. The
+	// records say Attaching meanwhile, which keeps them pending.
 	if err := b.measureAttachments(tasks); err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	var created []string
 	recs := make([]Record, len(tasks))
 	for i, t := range tasks {
-		rec := Record{Task: t, State: Pending, Created: now.Add(time.Duration(i)), Updated: now}
+		rec := Record{Task: t, State: Pending, Created: now.Add(time.Duration(i)), Updated: now, Attaching: len(t.Attachments) > 0}
 		data, err := json.Marshal(rec)
 		if err != nil {
 			return nil, err
@@ -139,6 +140,17 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 			b.files.Delete(dctx, p)
 		}
 		return nil, err
+	}
+	for _, t := range tasks {
+		if len(t.Attachments) == 0 {
+			continue
+		}
+		if _, err := b.update(ctx, t.ID, func(r *Record) error {
+			r.Attaching = false
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	for i, t := range tasks {
 		if err := b.settle(ctx, t.ID); err != nil {
@@ -302,8 +314,8 @@ func (b *Board) settle(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if rec.State != Pending {
-			continue
+		if rec.State != Pending || rec.Attaching {
+			continue // an attaching task is settled once its files are stored
 		}
 		deps := make([]Record, 0, len(rec.Task.After))
 		for _, d := range rec.Task.After {

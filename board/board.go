@@ -201,6 +201,10 @@ type Record struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Result   *Result   `json:"result,omitempty"`
+	// Attaching marks a task whose attachments Add is still storing: it
+	// stays pending until they are all on the board. (One whose Add died
+	// meanwhile stays so; cancel it.)
+	Attaching bool `json:"attaching,omitempty"`
 	// Revision is the record's revision in the bucket.
 	Revision uint64 `json:"-"`
 }

@@ -159,7 +159,13 @@ func (b *Board) storeMeasured(ctx context.Context, f File, open func() (io.ReadC
 		return err
 	}
 	defer r.Close()
-	if err := b.PutFile(ctx, f.Path, io.LimitReader(r, f.Size+1)); err != nil {
+	// no more than was measured; a file is streamed (PutFile reads it
+	// again on a retry), anything else is read into memory
+	var src io.Reader = io.LimitReader(r, f.Size+1)
+	if ra, ok := r.(io.ReaderAt); ok {
+		src = io.NewSectionReader(ra, 0, f.Size+1)
+	}
+	if err := b.PutFile(ctx, f.Path, src); err != nil {
 		return err
 	}
 	var info *jetstream.ObjectInfo

@@ -169,3 +169,34 @@ func TestAttachmentsRefused(t *testing.T) {
 		t.Errorf("the first task's attachment is now %q (%v)", buf.String(), err)
 	}
 }
+
+// TestAttachingStaysPending: while Add stores a task's attachments, the
+// task is on the board but stays pending, even when a worker's sweep
+// settles the board meanwhile: no worker runs it before its files are
+// there.
+func TestAttachingStaysPending(t *testing.T) {
+	ctx := testCtx(t)
+	b := openCapped(t, 0)
+	opens := 0
+	var during Record
+	var sweepErr error
+	task := Task{ID: "slow", Instruction: "upload it"}
+	task.Attach("a.txt", func() (io.ReadCloser, error) {
+		opens++
+		if opens == 2 { // storing: the record is written
+			sweepErr = b.sweep(ctx)
+			during, _ = b.Get(ctx, "slow")
+		}
+		return io.NopCloser(strings.NewReader("data")), nil
+	})
+	recs, err := b.Add(ctx, task)
+	if err != nil || sweepErr != nil {
+		t.Fatal(err, sweepErr)
+	}
+	if during.State != Pending || !during.Attaching {
+		t.Errorf("while its attachments were stored the task was %s (attaching %v)", during.State, during.Attaching)
+	}
+	if recs[0].State != Ready || recs[0].Attaching {
+		t.Errorf("once added the task is %s (attaching %v)", recs[0].State, recs[0].Attaching)
+	}
+}
