@@ -94,7 +94,7 @@ func CheckFileName(name string) error {
 // checkAttachments refuses a task whose attachments are malformed.
 func checkAttachments(t *Task) error {
 	if len(t.Attachments) > 0 {
-		return errors.New("attachments are added with Task.Attach, not set")
+		return errors.New("attachments cannot be set in a task's fields: attach files with Task.Attach (surf board add --attach)")
 	}
 	if len(t.attach) > MaxAttachments {
 		return fmt.Errorf("%d attachments; at most %d", len(t.attach), MaxAttachments)

@@ -140,7 +140,7 @@ func TestAttachmentsRefused(t *testing.T) {
 		"too many":   {many, "at most 16"},
 		"twice":      {twice, "two attachments are named a.txt"},
 		"over cap":   {one("big.bin", make([]byte, 1001)), "over the cap of 1000 bytes"},
-		"set":        {set, "added with Task.Attach"},
+		"set":        {set, "attach files with Task.Attach"},
 		"unreadable": {unreadable, "no such file"},
 	}
 	for name, c := range cases {

@@ -22,7 +22,8 @@ import (
 // TestFilesTravelWithTheTask: a task's attachment is in its run's uploads
 // directory, so the page gets it from upload_file; what the run
 // downloads is on the board once the worker and the board are closed,
-// listed in the result and read back byte-identical.
+// listed in the result and read back byte-identical (and kept in the
+// worker's own downloads directory, under the task and attempt).
 func TestFilesTravelWithTheTask(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -55,8 +56,10 @@ func TestFilesTravelWithTheTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keep := t.TempDir() // the worker keeps downloads too (surf work --downloads)
 	w, err := worker.New(ctx, worker.Config{
 		Sandbox: sandbox.Config{Env: sandbox.EnvFrom(os.Getenv), Policy: pol},
+		Session: sandbox.SessionConfig{DownloadsDir: keep},
 		Model:   model, MaxSteps: 5,
 	})
 	if err != nil {
@@ -85,6 +88,9 @@ func TestFilesTravelWithTheTask(t *testing.T) {
 	mu.Unlock()
 	if len(got) != 1 || got[0] != "attached-42\n" {
 		t.Errorf("the page got %q, want the attachment", got)
+	}
+	if kept, err := os.ReadFile(filepath.Join(keep, "files", "attempt-1", "data.bin")); err != nil || !bytes.Equal(kept, data) {
+		t.Errorf("the worker's downloads directory does not keep the run's download under TASK/attempt-N: %v", err)
 	}
 	// The worker and the board are gone: a new board reads the download.
 	if err := w.Close(); err != nil {
