@@ -142,6 +142,9 @@ func boardGet(ctx context.Context, cli *CLI, c *command, args []string) error {
 	case "-":
 		return b.ReadFile(ctx, f, cli.Stdout)
 	case "":
+		if err := board.CheckFileName(f.Name); err != nil { // it names a local file
+			return withHint(err, "give -o FILE")
+		}
 		if _, err := os.Lstat(f.Name); err == nil || !errors.Is(err, os.ErrNotExist) {
 			return withHint(fmt.Errorf("%s is there already", f.Name), "give -o FILE to write it elsewhere, or over it")
 		}

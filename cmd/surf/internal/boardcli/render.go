@@ -147,6 +147,9 @@ func Show(out io.Writer, r board.Record, now time.Time) {
 	}
 	showTask(line, r.Task)
 	line("state", string(r.State))
+	if r.Attaching {
+		line("attaching", "its attachments are being stored; it stays pending until they are")
+	}
 	line("reason", r.Reason)
 	line("worker", r.Worker)
 	line("attempts", strconv.Itoa(r.Attempts))
