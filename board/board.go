@@ -5,7 +5,8 @@
 // compare-and-set on their revision), hands ready tasks to workers through
 // a work-queue stream (claim once, heartbeat while running, redelivered
 // after the lease when a worker dies) and keeps what runs produce
-// (journals, images, reports) in an object store. By default it starts an
+// (journals, images, reports, downloads) and the files tasks are given
+// (Task.Attach) in an object store. By default it starts an
 // embedded NATS server over a data directory, shared by every process on
 // the machine that opens the same directory, so one machine needs nothing
 // installed; Config.URL points it at a real NATS cluster instead. Add puts
