@@ -48,7 +48,7 @@ func TestBoardFile(t *testing.T) {
 	}
 
 	res := mustCall(t, cs, BoardFileTool, jsonArgs(`{"id":"dl","name":"data.bin"}`))
-	info := decodeResult[BoardFileInfo](t, res)
+	info := structured[BoardFileInfo](t, listedSchemas(t, cs), BoardFileTool, res)
 	blob := embedded(t, res)
 	if info.Kind != "download" || info.Size != int64(len(fixtureDownload)) || blob.MIMEType != "application/octet-stream" || blob.URI != "surf-board:///dl/attempt-1/downloads/data.bin" {
 		t.Errorf("the download: %+v, resource %s %s", info, blob.URI, blob.MIMEType)
