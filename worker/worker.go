@@ -434,12 +434,11 @@ func (tr *taskRun) journal() (*journal.Writer, websurfer.RunOptions, error) {
 	return j, opts, nil
 }
 
-// files makes the run's downloads directory (in the run's directory
-// unless the worker keeps them elsewhere) and uploads directory, and places the task's
-// attachments in its uploads directory, which is then the session's: a
-// task with attachments uploads those, not the worker's own uploads. A
-// worker that keeps downloads (Session.DownloadsDir) keeps each run's in
-// DIR/TASK/attempt-N.
+// files makes the run's downloads directory (in the run's directory,
+// unless the worker keeps downloads: Session.DownloadsDir, each run's in
+// DIR/TASK/attempt-N) and places the task's attachments in an uploads
+// directory of the run, which is then the session's: a task with
+// attachments uploads those, not the worker's own uploads.
 func (tr *taskRun) files(ctx context.Context) error {
 	tr.downloads = filepath.Join(tr.dir, "downloads")
 	if d := tr.scfg.DownloadsDir; d != "" {
