@@ -91,11 +91,18 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	if cyc := findCycle(tasks, inBatch); cyc != nil {
 		return nil, fmt.Errorf("%w: %s", ErrCycle, strings.Join(cyc, " -> "))
 	}
+	// Attachments are measured before the records are written (which
+	// list them) and stored after: the records claim the ids, so a batch
+	// that loses a race for an id never writes over another's files. The
+	// records say Attaching meanwhile, which keeps them pending.
+	if err := b.measureAttachments(tasks); err != nil {
+		return nil, err
+	}
 	now := time.Now().UTC()
 	var created []string
 	recs := make([]Record, len(tasks))
 	for i, t := range tasks {
-		rec := Record{Task: t, State: Pending, Created: now.Add(time.Duration(i)), Updated: now}
+		rec := Record{Task: t, State: Pending, Created: now.Add(time.Duration(i)), Updated: now, Attaching: len(t.Attachments) > 0}
 		data, err := json.Marshal(rec)
 		if err != nil {
 			return nil, err
@@ -122,6 +129,28 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 		}
 		created = append(created, t.ID)
 		recs[i] = rec
+	}
+	var stored []string
+	if err := b.storeAttachments(ctx, tasks, &stored); err != nil {
+		dctx := context.WithoutCancel(ctx)
+		for _, id := range created {
+			b.kv.Delete(dctx, id)
+		}
+		for _, p := range stored {
+			b.files.Delete(dctx, p)
+		}
+		return nil, err
+	}
+	for _, t := range tasks {
+		if len(t.Attachments) == 0 {
+			continue
+		}
+		if _, err := b.update(ctx, t.ID, func(r *Record) error {
+			r.Attaching = false
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	for i, t := range tasks {
 		if err := b.settle(ctx, t.ID); err != nil {
@@ -199,6 +228,9 @@ func checkTask(t *Task) error {
 			return err
 		}
 		t.OutputSchema = sch.JSON()
+	}
+	if err := checkAttachments(t); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, d := range t.After {
@@ -282,8 +314,8 @@ func (b *Board) settle(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		if rec.State != Pending {
-			continue
+		if rec.State != Pending || rec.Attaching {
+			continue // an attaching task is settled once its files are stored
 		}
 		deps := make([]Record, 0, len(rec.Task.After))
 		for _, d := range rec.Task.After {

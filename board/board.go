@@ -5,7 +5,8 @@
 // compare-and-set on their revision), hands ready tasks to workers through
 // a work-queue stream (claim once, heartbeat while running, redelivered
 // after the lease when a worker dies) and keeps what runs produce
-// (journals, images, reports) in an object store. By default it starts an
+// (journals, images, reports, downloads) and the files tasks are given
+// (Task.Attach) in an object store. By default it starts an
 // embedded NATS server over a data directory, shared by every process on
 // the machine that opens the same directory, so one machine needs nothing
 // installed; Config.URL points it at a real NATS cluster instead. Add puts
@@ -101,6 +102,11 @@ type Task struct {
 	// as the task's policy allows. Add refuses a name the board does not
 	// hold; a worker without an identity that opens it fails the task.
 	SavedState string `json:"saved_state,omitempty"`
+	// Attachments are the files stored with the task for its uploads
+	// (see Attach): names, sizes and digests; Add sets them.
+	Attachments []File `json:"attachments,omitempty"`
+
+	attach []attachment // to store when added
 }
 
 // Policy is a task's narrowing of the worker's policy: hosts it may reach
@@ -171,6 +177,8 @@ type Result struct {
 	Journal string   `json:"journal,omitempty"`
 	Images  []string `json:"images,omitempty"`
 	Report  string   `json:"report,omitempty"`
+	// Downloads are the files the run downloaded, stored on the board.
+	Downloads []File `json:"downloads,omitempty"`
 }
 
 // Record is a task on the board: the task, its state and, when it ended,
@@ -194,6 +202,10 @@ type Record struct {
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
 	Result   *Result   `json:"result,omitempty"`
+	// Attaching marks a task whose attachments Add is still storing: it
+	// stays pending until they are all on the board. (One whose Add died
+	// meanwhile stays so; cancel it.)
+	Attaching bool `json:"attaching,omitempty"`
 	// Revision is the record's revision in the bucket.
 	Revision uint64 `json:"-"`
 }
@@ -267,6 +279,9 @@ type Config struct {
 	// being elected, costs a few short tries, not the caller's whole
 	// budget.
 	AckWait time.Duration
+	// MaxFileBytes caps one file a task has attached or downloaded
+	// (default DefaultMaxFileBytes, 100 MiB).
+	MaxFileBytes int64
 	// Logger receives the board's diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -716,12 +731,15 @@ func retryFor(ctx context.Context, patience time.Duration, f func(context.Contex
 	}
 }
 
+// ErrNoFile is returned for a name the board's file store does not hold.
+var ErrNoFile = errors.New("the board holds no file")
+
 // File opens a file of the board's store (a journal, an image, a
-// report).
+// report, an attachment, a download).
 func (b *Board) File(ctx context.Context, name string) (io.ReadCloser, error) {
 	r, err := b.files.Get(ctx, name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, fmt.Errorf("the board holds no file %q", name)
+		return nil, fmt.Errorf("%w %q", ErrNoFile, name)
 	}
 	return r, err
 }

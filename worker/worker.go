@@ -14,7 +14,9 @@
 // (with the task's start URL checked first), runs the surfer with the
 // task's limits, reports each step as the claim's progress, writes a
 // journal and an HTML report, puts both (and the journal's images) in the
-// board's file store and returns the board.Result. A Watcher (cmd/surf's
+// board's file store and returns the board.Result. The task's attachments
+// are placed in the run's uploads directory before it starts, and what it
+// downloads is stored on the board and listed in Result.Downloads. A Watcher (cmd/surf's
 // live view) may follow and steer each run.
 package worker
 
@@ -24,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -262,18 +265,19 @@ func (r *Worker) replace(ctx context.Context, old *sandbox.Sandbox) (*sandbox.Sa
 
 // taskRun is one claim's run: its session(s), surfer and files.
 type taskRun struct {
-	r     *Worker
-	c     *board.Claim
-	pol   *policy.Policy
-	scfg  sandbox.SessionConfig
-	mu    sync.Mutex
-	sb    *sandbox.Sandbox
-	sess  []*sandbox.Session
-	surf  *websurfer.Surfer
-	watch Watch
-	ended func() // the watch's, once the run began
-	dir   string
-	jpath string
+	r         *Worker
+	c         *board.Claim
+	pol       *policy.Policy
+	scfg      sandbox.SessionConfig
+	mu        sync.Mutex
+	sb        *sandbox.Sandbox
+	sess      []*sandbox.Session
+	surf      *websurfer.Surfer
+	watch     Watch
+	ended     func() // the watch's, once the run began
+	dir       string
+	jpath     string
+	downloads string // the session's downloads directory
 }
 
 // Run runs a claimed task: a board.RunFunc. A run that ends answered is
@@ -314,6 +318,9 @@ func (r *Worker) Run(ctx context.Context, c *board.Claim) (*board.Result, error)
 		if tr.scfg.State, err = tr.savedState(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if err := tr.files(ctx); err != nil {
+		return nil, err
 	}
 
 	turn := r.turns.Turn()
@@ -405,7 +412,7 @@ func (tr *taskRun) start(ctx context.Context) error {
 	return nil
 }
 
-// journal opens the run's journal in a directory of its own and gives the
+// journal opens the run's journal in the run's directory and gives the
 // run's options.
 func (tr *taskRun) journal() (*journal.Writer, websurfer.RunOptions, error) {
 	r, t := tr.r, tr.c.Task
@@ -425,6 +432,37 @@ func (tr *taskRun) journal() (*journal.Writer, websurfer.RunOptions, error) {
 		opts.MaxTime = r.o.MaxTime
 	}
 	return j, opts, nil
+}
+
+// files makes the run's downloads directory (in the run's directory,
+// unless the worker keeps downloads: Session.DownloadsDir, each run's in
+// DIR/TASK/attempt-N) and places the task's attachments in an uploads
+// directory of the run, which is then the session's: a task with
+// attachments uploads those, not the worker's own uploads.
+func (tr *taskRun) files(ctx context.Context) error {
+	tr.downloads = filepath.Join(tr.dir, "downloads")
+	if d := tr.scfg.DownloadsDir; d != "" {
+		tr.downloads = filepath.Join(d, tr.c.Task.ID, fmt.Sprintf("attempt-%d", tr.c.Attempt))
+	}
+	if err := os.MkdirAll(tr.downloads, 0o700); err != nil {
+		return board.Retry(fmt.Errorf("the run's downloads directory: %w", err))
+	}
+	tr.scfg.DownloadsDir = tr.downloads
+	if len(tr.c.Task.Attachments) == 0 {
+		return nil
+	}
+	up := filepath.Join(tr.dir, "uploads")
+	if err := os.Mkdir(up, 0o700); err != nil {
+		return board.Retry(fmt.Errorf("the run's uploads directory: %w", err))
+	}
+	if err := tr.c.FetchAttachments(ctx, up); err != nil {
+		if errors.Is(err, board.ErrNoFile) || errors.Is(err, board.ErrFileMismatch) {
+			return err // another attempt would not find it either
+		}
+		return tr.r.retryable(ctx, err)
+	}
+	tr.scfg.UploadsDir = up
+	return nil
 }
 
 // run runs the surfer, reporting its steps as the claim's progress, and
@@ -498,8 +536,9 @@ func (tr *taskRun) relaunch(ctx context.Context) (*sandbox.Session, error) {
 	return tr.open(ctx, sb)
 }
 
-// store puts the journal, its images and a report of the run in the
-// board's file store, as TASK/attempt-N/journal.jsonl,
+// store puts the run's downloads, its journal, the journal's images and a
+// report of the run in the board's file store, as
+// TASK/attempt-N/downloads/NAME, .../journal.jsonl,
 // .../journal-images/IMAGE and .../report.html.
 func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(tr.r.o.StoreTime, time.Minute))
@@ -512,10 +551,10 @@ func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 		defer f.Close()
 		return tr.c.PutFile(ctx, name, f)
 	}
-	var errs []error
+	errs := []error{tr.storeDownloads(ctx, res)}
 	stored, err := put("journal.jsonl", tr.jpath)
 	if err != nil {
-		return fmt.Errorf("the journal: %w", err)
+		return errors.Join(append(errs, fmt.Errorf("the journal: %w", err))...)
 	}
 	res.Journal = stored
 	imgDir := filepath.Join(tr.dir, "journal-images")
@@ -545,6 +584,34 @@ func (tr *taskRun) store(ctx context.Context, res *board.Result) error {
 		errs = append(errs, fmt.Errorf("the report: %w", err))
 	} else {
 		res.Report = stored
+	}
+	return errors.Join(errs...)
+}
+
+// storeDownloads puts what the run downloaded on the board, as
+// TASK/attempt-N/downloads/NAME (at most board.MaxDownloads files).
+func (tr *taskRun) storeDownloads(ctx context.Context, res *board.Result) error {
+	entries, err := os.ReadDir(tr.downloads)
+	if err != nil {
+		return fmt.Errorf("the downloads: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		// a download being copied in is in a hidden directory
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if len(res.Downloads) == board.MaxDownloads {
+			errs = append(errs, fmt.Errorf("the run downloaded more than %d files; the others were not stored", board.MaxDownloads))
+			break
+		}
+		path := filepath.Join(tr.downloads, e.Name())
+		f, err := tr.c.PutDownload(ctx, e.Name(), func() (io.ReadCloser, error) { return os.Open(path) })
+		if err != nil {
+			errs = append(errs, fmt.Errorf("download %s: %w", e.Name(), err))
+			continue
+		}
+		res.Downloads = append(res.Downloads, f)
 	}
 	return errors.Join(errs...)
 }

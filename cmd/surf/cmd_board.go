@@ -41,6 +41,8 @@ const boardUsage = `Usage: surf board add TASK [flags] | add --from FILE
        surf board cancel ID [--reason TEXT]
        surf board watch [--once]
        surf board report ID [-o FILE.html]
+       surf board files ID
+       surf board get ID NAME [-o FILE]
        surf board export [--format jsonl|csv] [--label K=V]...
        surf board state put NAME FILE --recipient KEY... | list | rm NAME | keygen -o FILE
        surf board config [--lease D]
@@ -59,6 +61,8 @@ with --nats, on a NATS server or cluster).
   cancel   cancel a task that has not ended (its dependents fail)
   watch    a live table of the running tasks and counts per state
   report   an HTML report of a finished task's run, from its journal
+  files    a task's files: what its run downloaded, what was attached
+  get      write one of a task's files out
   export   the tasks' results as a table (JSONL or CSV), one row a task
   state    saved logins for tasks (--state NAME), encrypted to the workers
   config   the board's settings: the lease

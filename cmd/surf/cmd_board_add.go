@@ -60,6 +60,10 @@ Flags:
                       fails with the validator's reason
   --state NAME        start signed in: the saved state NAME on the board
                       (see 'surf board state'), filtered by the policy
+  --attach FILE       store FILE on the board with the task; the worker
+                      that runs it puts it in the run's uploads directory,
+                      for upload_file (repeatable; at most 16, 100 MiB
+                      each)
   --from FILE         add the tasks of a JSONL file ("-" for stdin)
   --json              print the added records as JSON
 ` + boardFlagsHelp + `
@@ -79,10 +83,11 @@ type addFlags struct {
 	maxSteps                   int
 	maxTime                    time.Duration
 	schemaFile, savedState     string
+	attach                     []string
 }
 
 // addTaskFlagNames are the flags of addFlags, which --from excludes.
-var addTaskFlagNames = []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label", "output-schema", "state"}
+var addTaskFlagNames = []string{"id", "start-url", "allow", "deny", "policy", "after", "run-after-failure", "max-steps", "max-time", "label", "output-schema", "state", "attach"}
 
 func addAddFlags(fs *pflag.FlagSet) *addFlags {
 	f := &addFlags{}
@@ -98,6 +103,7 @@ func addAddFlags(fs *pflag.FlagSet) *addFlags {
 	fs.StringArrayVar(&f.labels, "label", nil, "")
 	fs.StringVar(&f.schemaFile, "output-schema", "", "")
 	fs.StringVar(&f.savedState, "state", "", "")
+	fs.StringArrayVar(&f.attach, "attach", nil, "")
 	return f
 }
 
@@ -132,7 +138,7 @@ func (f *addFlags) task(c *command, instruction string) (board.Task, error) {
 		}
 		t.OutputSchema = s.JSON()
 	}
-	return t, nil
+	return t, attachFiles(&t, f.attach)
 }
 
 func boardAdd(ctx context.Context, cli *CLI, c *command, args []string) error {

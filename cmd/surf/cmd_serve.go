@@ -128,7 +128,8 @@ Flags:
   --board             also offer the task board's tools to orchestrators:
                       board_add (a batch of tasks with dependencies),
                       board_status, board_wait (with progress
-                      notifications), board_result and board_cancel;
+                      notifications), board_result, board_file (a
+                      task's downloads and attachments) and board_cancel;
                       workers (surf work) run the tasks. Where the board is:
 ` + boardFlagsHelp + `
 

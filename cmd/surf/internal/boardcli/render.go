@@ -147,6 +147,9 @@ func Show(out io.Writer, r board.Record, now time.Time) {
 	}
 	showTask(line, r.Task)
 	line("state", string(r.State))
+	if r.Attaching {
+		line("attaching", "its attachments are being stored; it stays pending until they are")
+	}
 	line("reason", r.Reason)
 	line("worker", r.Worker)
 	line("attempts", strconv.Itoa(r.Attempts))
@@ -172,6 +175,9 @@ func Show(out io.Writer, r board.Record, now time.Time) {
 		line("journal", res.Journal)
 		list(w, "images", res.Images)
 		line("report", res.Report)
+	}
+	if n := len(r.Files()); n > 0 {
+		line("files", fmt.Sprintf("%d (surf board files %s)", n, r.Task.ID))
 	}
 	w.Flush()
 }

@@ -129,6 +129,10 @@ type BoardRecord struct {
 	Journal string   `json:"journal,omitempty"`
 	Images  []string `json:"images,omitempty"`
 	Report  string   `json:"report,omitempty"`
+	// Downloads are what the run downloaded and Attachments the files
+	// added with the task: board_file reads them.
+	Downloads   []board.File `json:"downloads,omitempty"`
+	Attachments []board.File `json:"attachments,omitempty"`
 }
 
 func brief(r board.Record, cut int) BoardTask {
@@ -155,6 +159,7 @@ func full(r board.Record) BoardRecord {
 		Created:     r.Created,
 		Started:     r.Started,
 		Finished:    r.Finished,
+		Attachments: r.Task.Attachments,
 	}
 	if res := r.Result; res != nil {
 		out.EndReason, out.Steps, out.Tokens, out.Data = res.EndReason, res.Steps, res.Tokens, res.Data
@@ -162,6 +167,7 @@ func full(r board.Record) BoardRecord {
 			out.Duration = time.Duration(res.Duration).Round(time.Millisecond).String()
 		}
 		out.Journal, out.Images, out.Report = res.Journal, res.Images, res.Report
+		out.Downloads = res.Downloads
 	}
 	return out
 }
@@ -202,8 +208,10 @@ func (s *Server) boardTools() *tools.Registry {
 			s.boardStatus),
 		tools.New(BoardWaitTool, "Wait until the named tasks on surf's task board have ended (done, failed or cancelled), sending a progress notification as each changes state when the call has a progress token. Returns each task's state and answer; on timeout, an error result listing those still open.",
 			s.boardWait),
-		tools.New(BoardResultTool, "The whole record of a task on surf's task board: state, answer, how the run ended, steps, model tokens, attempts, the reason it failed, and the names of its journal, images and report in the board's file store.",
+		tools.New(BoardResultTool, "The whole record of a task on surf's task board: state, answer, how the run ended, steps, model tokens, attempts, the reason it failed, the names of its journal, images and report in the board's file store, and the files its run downloaded and those attached to it (board_file reads them).",
 			s.boardResult),
+		tools.New(BoardFileTool, "Read a file of a task on surf's task board: one its run downloaded, or one attached to it, by the name board_result lists. Returns its description in JSON (size, SHA-256, media type) and the file as an embedded resource: text for text, else a base64 blob; at most 8 MiB.",
+			s.boardFile),
 		tools.New(BoardCancelTool, "Cancel a task on surf's task board that has not ended: a pending or ready task never runs, a running one is stopped. Tasks that run after it fail, unless they run after failures.",
 			s.boardCancel),
 	)
@@ -570,7 +578,7 @@ func boardOutputSchemas(args json.RawMessage) ([]json.RawMessage, json.RawMessag
 
 func boardAnnotations(name string) *mcp.ToolAnnotations {
 	closed := false
-	readOnly := name == BoardStatusTool || name == BoardWaitTool || name == BoardResultTool
+	readOnly := name == BoardStatusTool || name == BoardWaitTool || name == BoardResultTool || name == BoardFileTool
 	a := &mcp.ToolAnnotations{OpenWorldHint: &closed, ReadOnlyHint: readOnly}
 	if !readOnly {
 		destructive := name == BoardCancelTool
@@ -614,6 +622,8 @@ func (s *Server) boardHandler(name string) mcp.ToolHandler {
 		if notify := s.notifier(cctx, req); notify != nil {
 			cctx = context.WithValue(cctx, notifyKey{}, notify)
 		}
+		file := &boardFileOut{}
+		cctx = context.WithValue(cctx, fileOutKey{}, file)
 		out, err := s.boards.Call(cctx, name, args, s.boards.Names()...)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
@@ -621,7 +631,7 @@ func (s *Server) boardHandler(name string) mcp.ToolHandler {
 			}
 			return errorResult(fmt.Sprintf("%s failed: %v", name, err))
 		}
-		return tools.MCPResult(out)
+		return withFile(tools.MCPResult(out), file)
 	})
 }
 
@@ -651,4 +661,4 @@ func (s *Server) notifier(ctx context.Context, req *mcp.CallToolRequest) func(st
 // boardInstructions are added to the server's instructions when it has a
 // board.
 const boardInstructions = `
-The board_* tools put web tasks on surf's task board for its workers to run in parallel: board_add a batch (with after lists for dependencies), board_wait for them (progress notifications as they change state), board_result for each answer, board_status to look, board_cancel to stop one.`
+The board_* tools put web tasks on surf's task board for its workers to run in parallel: board_add a batch (with after lists for dependencies), board_wait for them (progress notifications as they change state), board_result for each answer, board_file for the files a task downloaded or was given, board_status to look, board_cancel to stop one.`

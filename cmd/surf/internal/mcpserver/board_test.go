@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +68,13 @@ func (bf *boardFixture) run(ctx context.Context, c *board.Claim) (*board.Result,
 	bf.spans[c.Task.ID] = [2]time.Time{start, time.Now()}
 	bf.mu.Unlock()
 	res := &board.Result{Answer: "answer to " + c.Task.Instruction, EndReason: "answered", Steps: 2, Tokens: 150, Journal: journal}
+	if c.Task.Instruction == "download" {
+		f, err := c.PutDownload(ctx, "data.bin", func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(fixtureDownload)), nil })
+		if err != nil {
+			return nil, err
+		}
+		res.Downloads = append(res.Downloads, f)
+	}
 	if len(c.Task.OutputSchema) > 0 {
 		res.Data = json.RawMessage(`{"n":1}`)
 	}

@@ -164,6 +164,7 @@ var outputTypes = map[string]reflect.Type{
 	BoardStatusTool: reflect.TypeFor[BoardStatus](),
 	BoardWaitTool:   reflect.TypeFor[BoardWaited](),
 	BoardResultTool: reflect.TypeFor[BoardRecord](),
+	BoardFileTool:   reflect.TypeFor[BoardFileInfo](),
 	BoardCancelTool: reflect.TypeFor[BoardTask](),
 }
 

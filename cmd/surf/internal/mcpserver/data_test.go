@@ -20,7 +20,7 @@ import (
 
 // dataTools are the tools whose results are data: each declares an
 // output schema.
-var dataTools = []string{WebsurferTool, ObserveTool, ScreenshotTool, "session_list", BoardAddTool, BoardStatusTool, BoardWaitTool, BoardResultTool, BoardCancelTool}
+var dataTools = []string{WebsurferTool, ObserveTool, ScreenshotTool, "session_list", BoardAddTool, BoardStatusTool, BoardWaitTool, BoardResultTool, BoardFileTool, BoardCancelTool}
 
 // listedSchemas lists the server's tools and resolves each declared
 // output schema.

@@ -44,6 +44,7 @@ func TestPrincipalsKeepApart(t *testing.T) {
 		{BoardResultTool, map[string]any{"id": "a1"}},
 		{BoardWaitTool, map[string]any{"ids": []string{"a1"}, "timeout": "1s"}},
 		{BoardCancelTool, map[string]any{"id": "a1"}},
+		{BoardFileTool, map[string]any{"id": "a1", "name": "journal.jsonl"}},
 		{BoardAddTool, map[string]any{"tasks": []map[string]any{{"id": "b1", "instruction": "x", "after": []string{"a1"}}}}},
 		{BoardAddTool, map[string]any{"tasks": []map[string]any{{"id": "b2", "instruction": "x", "labels": map[string]string{PrincipalLabel: "alice"}}}}},
 	} {

@@ -203,7 +203,7 @@ type Config struct {
 	DisconnectGrace time.Duration
 
 	// Board, when set, adds the board tools (board_add, board_status,
-	// board_wait, board_result, board_cancel: board.go) on this task
+	// board_wait, board_result, board_file, board_cancel: board.go) on this task
 	// board. A task added through them carries its client's principal in
 	// the PrincipalLabel label, and a client sees and acts on only the
 	// tasks of its own principal (those without the label for the
