@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/surfkit/surf/cmd/surf/internal/live"
+	"github.com/surfkit/surf/cmd/surf/internal/livebus"
 	"github.com/surfkit/surf/websurfer"
 	"github.com/surfkit/surf/worker"
 )
@@ -50,13 +50,7 @@ type liveWatch struct {
 func (w *liveWatch) Begin(ctx context.Context, s *websurfer.Surfer, opts *websurfer.RunOptions) (context.Context, func()) {
 	attachLive(w.ls, s, w.r.Session)
 	opts.Between = w.ls.Between
-	claim := w.r.Claim
-	unstop := w.ls.OnStop(func(by string) {
-		// the board cancels the task, and its heartbeat ends the run
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		claim.Cancel(cctx, "stopped by "+by+" in the live view")
-	})
+	unstop := livebus.StopCancelsTask(ctx, w.ls, w.r.Claim)
 	end := w.ls.Begin()
 	return websurfer.WithProgress(ctx, w.ls.Progress), func() { unstop(); end() }
 }

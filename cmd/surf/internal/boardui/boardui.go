@@ -125,6 +125,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	m.HandleFunc("POST /s/{bridge}/{id}/approve", h.post(h.approve))
 	m.HandleFunc("POST /s/{bridge}/{id}/takeover", h.post(h.takeover))
 	m.HandleFunc("POST /s/{bridge}/{id}/handback", h.post(h.handback))
+	m.HandleFunc("POST /s/{bridge}/{id}/stop", h.post(h.stop))
 	h.mux = m
 	return h, nil
 }
@@ -430,6 +431,12 @@ func (h *Handler) handback(w http.ResponseWriter, r *http.Request, body []byte) 
 		}
 	}
 	_, err := h.ask(r, livebus.Request{Op: livebus.OpHandBack, Message: in.Message})
+	answer(w, err)
+}
+
+// stop ends the session's run (its task is cancelled on the board).
+func (h *Handler) stop(w http.ResponseWriter, r *http.Request, _ []byte) {
+	_, err := h.ask(r, livebus.Request{Op: livebus.OpStop})
 	answer(w, err)
 }
 

@@ -108,6 +108,7 @@ func startWorker(t *testing.T, ctx context.Context, b *board.Board, name string,
 			defer ls.Close()
 			end := ls.Begin()
 			defer end()
+			defer livebus.StopCancelsTask(ctx, ls, c)() // as surf work's live view does
 			return run(ctx, c, ls)
 		}})
 	}()
@@ -169,6 +170,10 @@ func TestBoardPage(t *testing.T) {
 	// worker 2 (worker 1 is busy) runs "buy", which asks for approval
 	verdicts := make(chan bool, 1)
 	startWorker(t, ctx, b, "w2", func(ctx context.Context, c *board.Claim, ls *live.Session) (*board.Result, error) {
+		if c.Task.ID == "forever" {
+			<-ctx.Done() // until a person stops it
+			return nil, ctx.Err()
+		}
 		if c.Task.ID != "buy" {
 			return &board.Result{Answer: "checked", EndReason: "answered", Steps: 1}, nil
 		}
@@ -245,6 +250,7 @@ func TestBoardPage(t *testing.T) {
 		l := w1.hub.List()
 		return len(l) == 1 && l[0].State == live.TakenOver && l[0].TakenBy == "the tester"
 	})
+	ok(t, row1.Locator("input.handback-msg").Fill("the code was 1234"))
 	ok(t, row1.Locator("button.handback").Click())
 	waitFor(t, "worker 1's session handed back", func() bool {
 		l := w1.hub.List()
@@ -258,6 +264,21 @@ func TestBoardPage(t *testing.T) {
 	ok(t, err)
 	if !strings.Contains(data, `"price": 42`) || !strings.Contains(data, "handed it back") {
 		t.Errorf("the structured result shown is %q: want the price and the hand-back note", data)
+	}
+	if !strings.Contains(data, `the code was 1234`) {
+		t.Errorf("the person's hand-back message did not reach the run: %q", data)
+	}
+
+	// Stop on the page ends a run on worker 2: its task is cancelled on
+	// the board, and the task after it fails, as the board's rules say
+	_, err = b.Add(ctx, board.Task{ID: "forever", Instruction: "wait"}, board.Task{ID: "after-forever", Instruction: "never", After: []string{"forever"}})
+	ok(t, err)
+	rowF := page.Locator(`#sessions tr[data-worker="w2"][data-task="forever"]`)
+	ok(t, rowF.Locator("button.stop").Click())
+	recs, err := b.Wait(ctx, "forever", "after-forever")
+	ok(t, err)
+	if recs[0].State != board.Cancelled || !strings.Contains(recs[0].Reason, "stopped by the tester") || recs[1].State != board.Failed {
+		t.Errorf("after Stop: %s (%q), then %s (%q); want cancelled by the tester, then failed", recs[0].State, recs[0].Reason, recs[1].State, recs[1].Reason)
 	}
 	// the ended sessions leave the list
 	ok(t, page.Locator(`#sessions tbody tr`).First().WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateDetached}))

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 )
 
@@ -59,6 +60,9 @@ const (
 	OpApprove  = "approve"
 	OpTakeOver = "takeover"
 	OpHandBack = "handback"
+	// OpStop ends the session's run cleanly (live.Session.Stop): a board
+	// task's is cancelled on the board.
+	OpStop = "stop"
 	// OpFrame asks for the live view's next frame after Seq: the
 	// session's screencast runs while such requests keep coming (a
 	// lease of FrameLease each), and stops when they stop.
@@ -281,6 +285,8 @@ func (b *Bridge) do(rq Request) Reply {
 		err = s.TakeOver(by)
 	case OpHandBack:
 		err = s.HandBack(rq.Message)
+	case OpStop:
+		err = s.Stop(by)
 	case OpFrame:
 		return b.frame(s, rq)
 	default:
@@ -294,7 +300,7 @@ func (b *Bridge) do(rq Request) Reply {
 	switch {
 	case errors.Is(err, live.ErrNotFound), errors.Is(err, live.ErrClosed):
 		code = "not_found"
-	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver):
+	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver), errors.Is(err, live.ErrNotStoppable):
 		code = "conflict"
 	}
 	return Reply{Error: err.Error(), Code: code}
@@ -572,4 +578,17 @@ func newID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// StopCancelsTask makes Stop on a board task's live session (from its
+// worker's live view or the board's page) cancel the task on the board:
+// the board records it cancelled, its worker's heartbeat ends the run,
+// and its dependents follow the board's rules. It returns the function
+// that unregisters it, for the run's end.
+func StopCancelsTask(ctx context.Context, ls *live.Session, c *board.Claim) (remove func()) {
+	return ls.OnStop(func(by string) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		c.Cancel(cctx, "stopped by "+by+" in the live view")
+	})
 }

@@ -48,11 +48,14 @@
     btn.addEventListener("click", async () => {
       btn.disabled = true;
       msg.textContent = "";
-      try { await post(sessURL(s) + "/" + what, body); } catch (e) { msg.textContent = e.message; btn.disabled = false; }
+      try { await post(sessURL(s) + "/" + what, typeof body === "function" ? body() : body); } catch (e) { msg.textContent = e.message; btn.disabled = false; }
     });
   }
 
+  // the hand-back messages being written, kept across re-renders
+  const drafts = new Map();
   function renderSessions(list) {
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.draft : undefined;
     sessBody.replaceChildren();
     noSessions.hidden = list.length > 0;
     const keys = new Set();
@@ -81,6 +84,7 @@
         const box = el("div", null, "approval");
         box.dataset.approval = String(a.id);
         box.append(el("div", a.tool + (a.url ? " " + a.url : "")), el("div", a.reason || "", "meta"));
+        if (a.why) box.append(el("div", "The agent says: " + a.why, "why"));
         const yes = el("button", "Approve", "approve");
         const no = el("button", "Deny", "deny");
         action(yes, s, "approve", { id: a.id, approve: true }, msg);
@@ -89,13 +93,31 @@
         acts.append(box);
       }
       if (s.state === "taken over") {
+        const input = el("input", null, "handback-msg");
+        input.type = "text";
+        input.maxLength = 2000;
+        input.placeholder = "Message to the agent (optional)";
+        input.setAttribute("aria-label", "message to the agent at hand-back");
+        input.dataset.draft = key;
+        input.value = drafts.get(key) || "";
+        input.addEventListener("input", () => drafts.set(key, input.value));
         const b = el("button", "Hand back", "handback");
-        action(b, s, "handback", {}, msg);
-        acts.append(b);
+        action(b, s, "handback", () => {
+          const m = (drafts.get(key) || "").trim();
+          drafts.delete(key);
+          return m ? { message: m } : {};
+        }, msg);
+        acts.append(input, b);
+        if (focused === key) setTimeout(() => { input.focus(); input.setSelectionRange(input.value.length, input.value.length); });
       } else {
         const b = el("button", "Take over", "takeover");
         action(b, s, "takeover", {}, msg);
         acts.append(b);
+      }
+      if (s.stoppable) {
+        const stop = el("button", "Stop the run", "stop");
+        action(stop, s, "stop", {}, msg);
+        acts.append(stop);
       }
       const watch = el("button", views.has(key) ? "Stop watching" : "Watch", "watch");
       watch.addEventListener("click", () => {
