@@ -75,7 +75,6 @@ type Handler struct {
 
 	mu    sync.Mutex
 	tasks map[string]board.Record
-	ready bool // the board's records as they were are in
 	err   string
 	pokes map[chan struct{}]struct{}
 }
