@@ -41,6 +41,12 @@ type Config struct {
 	// with that reason instead of the list of available tools. An empty
 	// answer keeps the list.
 	Unavailable func(tool string) string
+	// Observe, when set, is called as a validated call's handler starts,
+	// with the call's context and the tool's registered name; the
+	// context it returns is the handler's (a tracing span's, say), and
+	// done is called with the handler's result and error once it
+	// returns (a panic comes as an error). It sees no arguments.
+	Observe func(ctx context.Context, tool string) (_ context.Context, done func(*Result, error))
 }
 
 // A Registry holds tools by name and runs calls to them. It is safe for
@@ -49,6 +55,7 @@ type Registry struct {
 	log     *slog.Logger
 	maxArgs int
 	why     func(string) string
+	observe func(context.Context, string) (context.Context, func(*Result, error))
 
 	mu    sync.RWMutex
 	tools map[string]*Tool
@@ -64,6 +71,7 @@ func NewRegistry(cfg Config) (*Registry, error) {
 		log:     cfg.Logger,
 		maxArgs: cfg.MaxArgBytes,
 		why:     cfg.Unavailable,
+		observe: cfg.Observe,
 		tools:   map[string]*Tool{},
 	}
 	if r.log == nil {
@@ -258,7 +266,20 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 		return r.refuse(res, "invalid arguments for %s: %v", canon, err), nil
 	}
 
-	out, panicked, herr := r.invoke(context.WithValue(ctx, reasoningKey{}, reasoning), t, argJSON)
+	ictx := context.WithValue(ctx, reasoningKey{}, reasoning)
+	var done func(*Result, error)
+	if r.observe != nil {
+		ictx, done = r.observe(ictx, canon)
+	}
+	out, panicked, herr := r.invoke(ictx, t, argJSON)
+	if done != nil {
+		switch {
+		case panicked != "":
+			done(out, fmt.Errorf("tool %s panicked", canon))
+		default:
+			done(out, herr)
+		}
+	}
 	res.Args = argJSON
 	res.Ran = true
 	var de *decodeError

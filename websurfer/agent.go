@@ -17,7 +17,9 @@ import (
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/telemetry"
 	"github.com/surfkit/surf/tools"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of RunOptions' zero values.
@@ -217,6 +219,9 @@ type run struct {
 	answerFails int             // structured answers refused so far
 	failure     string          // set when the run must end failed
 
+	// stepSpan is the span of the step under way (nil between steps).
+	stepSpan trace.Span
+
 	prevKey     string // previous step's action and page
 	prevFP      string
 	repeats     int
@@ -302,6 +307,11 @@ type runConfig struct {
 func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	start := time.Now()
 	parent := ctx
+	var runSpan trace.Span
+	ctx, runSpan = r.s.tracer().Start(ctx, "surf.run")
+	if r.name != "" {
+		runSpan.SetAttributes(telemetry.GenAIRequestModel.String(r.name))
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.o.MaxTime)
 	defer cancel()
 
@@ -359,6 +369,8 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		}
 		r.j.Write(e)
 		r.j.Sync()
+		r.endStep()
+		endRunSpan(runSpan, reason, st.N, err)
 		yield(st, err)
 	}
 	// limit ends the run after step st if a limit is reached; it
@@ -366,6 +378,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	// journal lines go to stable storage first.
 	limit := func(st *Step) bool {
 		r.j.Sync()
+		r.endStep()
 		switch {
 		case st.N >= r.o.MaxSteps:
 			end(st, journal.EndMaxSteps, "", nil)
@@ -426,6 +439,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 
 	for n := 1; ; n++ {
 		ctx := stepProgress(ctx, n) // the step's progress says "step n: ..."
+		ctx, r.stepSpan = r.s.tracer().Start(ctx, "surf.step", trace.WithAttributes(attrStep.Int(n)))
 		st := &Step{N: n}
 		t0 := time.Now()
 		if ctx.Err() != nil {
@@ -489,7 +503,7 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 		progress(ctx, "asking the model")
 		mctx, mcancel := context.WithTimeout(ctx, r.o.ModelTimeout)
 		restore := r.s.setActivity(ActivityModel)
-		resp, err := r.model.CreateChatCompletion(mctx, req)
+		resp, err := r.s.chat(mctx, r.model, req)
 		restore()
 		mcancel()
 		if err != nil {
@@ -927,6 +941,14 @@ func (r *run) correct(st *Step, what, note string) {
 	r.notes = append(r.notes, note)
 	st.Notes = append(st.Notes, note)
 	r.j.Write(journal.Entry{Event: journal.KindCorrected, Step: st.N, Message: what + ": " + note})
+}
+
+// endStep ends the span of the step under way, if any.
+func (r *run) endStep() {
+	if r.stepSpan != nil {
+		r.stepSpan.End()
+		r.stepSpan = nil
+	}
 }
 
 func (r *run) addTotal(u journal.Usage) { r.total.Add(u) }

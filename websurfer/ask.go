@@ -104,7 +104,7 @@ func (s *Surfer) ask(ctx context.Context, system, user, question string) (string
 			{Role: openai.ChatMessageRoleUser, Content: user},
 		},
 	}
-	resp, err := s.cfg.Model.CreateChatCompletion(ctx, req)
+	resp, err := s.chat(ctx, s.cfg.Model, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()

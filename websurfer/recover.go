@@ -29,6 +29,9 @@ func (r *run) relaunch(ctx context.Context) error {
 				err = fmt.Errorf("opening a tab in the new browser: %w", err)
 			}
 		}
+		if err == nil {
+			r.s.cfg.Metrics.BrowserRestarted()
+		}
 		if err == nil || ctx.Err() != nil || !browserGone(err) {
 			return err
 		}
@@ -59,6 +62,7 @@ func (s *Surfer) renewCrashed(ctx context.Context) error {
 		if !crashed && !hung {
 			continue
 		}
+		s.cfg.Metrics.TabCrashed()
 		url := t.page.URL()
 		page, err := s.sess.NewPage(ctx)
 		if err != nil {

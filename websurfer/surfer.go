@@ -17,7 +17,9 @@ import (
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/som"
+	"github.com/surfkit/surf/telemetry"
 	"github.com/surfkit/surf/third_party/playwright-go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures a Surfer. Session is required; every other zero value
@@ -93,6 +95,14 @@ type Config struct {
 	// and is given a blank document of its own only if it is observed
 	// before it navigates (see sandbox.PageOptions.KeepInitial).
 	SkipBlank bool
+	// TracerProvider makes the spans of runs, steps, model calls and
+	// actions; nil means otel's global provider (a no-op unless the
+	// program set one). Spans carry tool names, outcomes and token
+	// counts, never URLs, typed text or the model's words.
+	TracerProvider trace.TracerProvider
+	// Metrics counts actions, model requests, denials, tab crashes and
+	// browser restarts; nil records nothing.
+	Metrics *telemetry.Metrics
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 }

@@ -12,7 +12,7 @@ import (
 // validated against each tool's schema before they run; pass Offered() to
 // Call so only the tools offered for the current page run.
 func (s *Surfer) Tools() *tools.Registry {
-	reg, err := tools.NewRegistry(tools.Config{Logger: s.log, Unavailable: s.unavailable})
+	reg, err := tools.NewRegistry(tools.Config{Logger: s.log, Unavailable: s.unavailable, Observe: s.observeTool})
 	if err != nil {
 		panic(err) // the zero config cannot fail
 	}

@@ -1,0 +1,250 @@
+package telemetry
+
+import (
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Namespace prefixes every metric's name.
+const Namespace = "surf"
+
+// Outcomes of a call or an action, the values of the outcome label.
+const (
+	OK        = "ok"        // it ran and succeeded
+	ToolError = "tool_error" // it returned an error result to the model or client
+	Denied    = "denied"    // the policy refused it
+	Error     = "error"     // a runtime error (browser gone, context ended)
+)
+
+// Metrics are one process's Prometheus metrics. A nil *Metrics records
+// nothing. Its methods are safe for concurrent use.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	sessionsOpen   prometheus.Gauge
+	sessionsQueued prometheus.Gauge
+	calls          *prometheus.CounterVec
+	callSeconds    *prometheus.HistogramVec
+	actions        *prometheus.CounterVec
+	actionSeconds  *prometheus.HistogramVec
+	denials        *prometheus.CounterVec
+	modelRequests  *prometheus.CounterVec
+	modelTokens    *prometheus.CounterVec
+	modelSeconds   prometheus.Histogram
+	tasks          *prometheus.CounterVec
+	claimToStart   prometheus.Histogram
+	runSeconds     prometheus.Histogram
+	retries        prometheus.Counter
+	restarts       prometheus.Counter
+	tabCrashes     prometheus.Counter
+	pss            prometheus.Gauge
+}
+
+// NewMetrics makes the metrics on a registry of their own, with the Go
+// runtime's and the process's collectors.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	secs := prometheus.ExponentialBuckets(0.01, 2.5, 12) // 10ms .. ~10min
+	m := &Metrics{reg: reg}
+	m.sessionsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "sessions_open",
+		Help: "Browser sessions open now."})
+	m.sessionsQueued = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "sessions_queued",
+		Help: "Sessions waiting for capacity now."})
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "calls_total",
+		Help: "MCP tool calls, by tool and outcome."}, []string{"tool", "outcome"})
+	m.callSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "call_duration_seconds",
+		Help: "Duration of MCP tool calls, by tool.", Buckets: secs}, []string{"tool"})
+	m.actions = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "actions_total",
+		Help: "Browser actions, by tool and outcome."}, []string{"tool", "outcome"})
+	m.actionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "action_duration_seconds",
+		Help: "Duration of browser actions, by tool.", Buckets: secs}, []string{"tool"})
+	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "denials_total",
+		Help: "Policy denials, by rule kind."}, []string{"rule"})
+	m.modelRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "model_requests_total",
+		Help: "Model requests, by outcome."}, []string{"outcome"})
+	m.modelTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "model_tokens_total",
+		Help: "Tokens the model reported, by type (input, output)."}, []string{"type"})
+	m.modelSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "model_request_duration_seconds",
+		Help: "Duration of model requests, retries included.", Buckets: secs})
+	m.tasks = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "board_tasks_total",
+		Help: "Board tasks this process's workers ended, by state (done, failed, cancelled, retried, handed_back)."}, []string{"state"})
+	m.claimToStart = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "board_claim_to_start_seconds",
+		Help: "Time from a task's claim to the start of its run.", Buckets: secs})
+	m.runSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "board_run_duration_seconds",
+		Help: "Duration of board task runs.", Buckets: secs})
+	m.retries = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "board_retries_total",
+		Help: "Board task runs handed back for another attempt."})
+	m.restarts = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "browser_restarts_total",
+		Help: "Browsers relaunched after a crash or disconnect."})
+	m.tabCrashes = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "tab_crashes_total",
+		Help: "Tabs whose renderer crashed or hung and were replaced."})
+	m.pss = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "browser_memory_pss_bytes",
+		Help: "Proportional set size of the browser's processes, last measured."})
+	for _, c := range []prometheus.Collector{m.sessionsOpen, m.sessionsQueued, m.calls, m.callSeconds, m.actions,
+		m.actionSeconds, m.denials, m.modelRequests, m.modelTokens, m.modelSeconds, m.tasks, m.claimToStart,
+		m.runSeconds, m.retries, m.restarts, m.tabCrashes, m.pss} {
+		f(c)
+	}
+	return m
+}
+
+// Handler serves the metrics in Prometheus's text format; a nil *Metrics
+// serves 404.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry is the metrics' registry, for a program that adds its own.
+func (m *Metrics) Registry() *prometheus.Registry {
+	if m == nil {
+		return nil
+	}
+	return m.reg
+}
+
+// toolName keeps a label to a tool's name: a name the model or a client
+// made up (any text) becomes "unknown".
+var toolName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// Tool is name as a label value: name when it looks like a tool's name,
+// else "unknown". Callers pass resolved (registered) names; this is the
+// backstop against free text.
+func Tool(name string) string {
+	if toolName.MatchString(name) {
+		return name
+	}
+	return "unknown"
+}
+
+// SessionOpened and SessionClosed move the gauge of open sessions.
+func (m *Metrics) SessionOpened() {
+	if m != nil {
+		m.sessionsOpen.Inc()
+	}
+}
+
+// SessionClosed is SessionOpened's counterpart.
+func (m *Metrics) SessionClosed() {
+	if m != nil {
+		m.sessionsOpen.Dec()
+	}
+}
+
+// Queued moves the gauge of sessions waiting for capacity by delta.
+func (m *Metrics) Queued(delta int) {
+	if m != nil {
+		m.sessionsQueued.Add(float64(delta))
+	}
+}
+
+// Call counts an MCP tool call.
+func (m *Metrics) Call(tool, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	tool = Tool(tool)
+	m.calls.WithLabelValues(tool, outcome).Inc()
+	m.callSeconds.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// Action counts a browser action (a tool run on a session, by the agent
+// loop or a client).
+func (m *Metrics) Action(tool, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	tool = Tool(tool)
+	m.actions.WithLabelValues(tool, outcome).Inc()
+	m.actionSeconds.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// ruleKind keeps a denial's label to the policy's rule kinds.
+var ruleKind = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// Denial counts a policy denial by the kind of rule that made it (the
+// policy's Rule names such as "deny", "allowlist", "private"); anything
+// else is counted as "other".
+func (m *Metrics) Denial(rule string) {
+	if m == nil {
+		return
+	}
+	if !ruleKind.MatchString(rule) {
+		rule = "other"
+	}
+	m.denials.WithLabelValues(rule).Inc()
+}
+
+// Model counts a model request, its tokens and its latency.
+func (m *Metrics) Model(outcome string, input, output int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.modelRequests.WithLabelValues(outcome).Inc()
+	if input > 0 {
+		m.modelTokens.WithLabelValues("input").Add(float64(input))
+	}
+	if output > 0 {
+		m.modelTokens.WithLabelValues("output").Add(float64(output))
+	}
+	m.modelSeconds.Observe(d.Seconds())
+}
+
+// Task states of Task's state label besides the board's own.
+const (
+	Retried    = "retried"
+	HandedBack = "handed_back"
+)
+
+// Task counts a board task's run ending in state, with the time from its
+// claim to its start and its run's duration (zero durations are not
+// observed).
+func (m *Metrics) Task(state string, claimToStart, run time.Duration) {
+	if m == nil {
+		return
+	}
+	if !ruleKind.MatchString(state) {
+		state = "other"
+	}
+	m.tasks.WithLabelValues(state).Inc()
+	if state == Retried {
+		m.retries.Inc()
+	}
+	if claimToStart > 0 {
+		m.claimToStart.Observe(claimToStart.Seconds())
+	}
+	if run > 0 {
+		m.runSeconds.Observe(run.Seconds())
+	}
+}
+
+// BrowserRestarted counts a browser relaunched.
+func (m *Metrics) BrowserRestarted() {
+	if m != nil {
+		m.restarts.Inc()
+	}
+}
+
+// TabCrashed counts a tab replaced after its renderer crashed or hung.
+func (m *Metrics) TabCrashed() {
+	if m != nil {
+		m.tabCrashes.Inc()
+	}
+}
+
+// BrowserPSS sets the browser's last measured memory (PSS, bytes).
+func (m *Metrics) BrowserPSS(bytes int64) {
+	if m != nil {
+		m.pss.Set(float64(bytes))
+	}
+}
