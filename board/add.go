@@ -14,7 +14,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/surfkit/surf/internal/taskref"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/telemetry"
 	"github.com/surfkit/surf/tools"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Errors of Add: a task id is taken, a task runs after a task that is
@@ -44,7 +48,15 @@ func (e *TaskError) Unwrap() error { return e.Err }
 // is malformed (a *TaskError), an id is taken (ErrExists), a dependency
 // is unknown (ErrUnknownDependency), or the dependencies form a cycle
 // (ErrCycle; the error names it).
-func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
+func (b *Board) Add(ctx context.Context, tasks ...Task) (_ []Record, err error) {
+	ctx, span := telemetry.Tracer(b.cfg.TracerProvider).Start(ctx, "board.add", trace.WithAttributes(attribute.Int("surf.tasks", len(tasks))))
+	defer func() {
+		if err != nil {
+			span.SetStatus(codes.Error, "the tasks were not added")
+		}
+		span.End()
+	}()
+	traceparent := telemetry.Traceparent(ctx)
 	if len(tasks) == 0 {
 		return nil, errors.New("no tasks to add")
 	}
@@ -102,7 +114,7 @@ func (b *Board) Add(ctx context.Context, tasks ...Task) ([]Record, error) {
 	var created []string
 	recs := make([]Record, len(tasks))
 	for i, t := range tasks {
-		rec := Record{Task: t, State: Pending, Created: now.Add(time.Duration(i)), Updated: now, Attaching: len(t.Attachments) > 0}
+		rec := Record{Task: t, State: Pending, Created: now.Add(time.Duration(i)), Updated: now, Attaching: len(t.Attachments) > 0, Traceparent: traceparent}
 		data, err := json.Marshal(rec)
 		if err != nil {
 			return nil, err

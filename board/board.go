@@ -34,6 +34,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/surfkit/surf/policy"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Names of what the board keeps in JetStream.
@@ -206,6 +207,10 @@ type Record struct {
 	// stays pending until they are all on the board. (One whose Add died
 	// meanwhile stays so; cancel it.)
 	Attaching bool `json:"attaching,omitempty"`
+	// Traceparent is the W3C trace context of the span that added the
+	// task (empty when tracing was off): the worker's span of the task
+	// is its child, so a task's spans share its creator's trace.
+	Traceparent string `json:"traceparent,omitempty"`
 	// Revision is the record's revision in the bucket.
 	Revision uint64 `json:"-"`
 }
@@ -282,6 +287,11 @@ type Config struct {
 	// MaxFileBytes caps one file a task has attached or downloaded
 	// (default DefaultMaxFileBytes, 100 MiB).
 	MaxFileBytes int64
+	// TracerProvider makes the spans of Add and of each task a worker
+	// runs (a child of the span that added it, through the record's
+	// Traceparent); nil means otel's global provider (a no-op unless the
+	// program set one).
+	TracerProvider trace.TracerProvider
 	// Logger receives the board's diagnostics; nil discards them.
 	Logger *slog.Logger
 }

@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/surfkit/surf/telemetry"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // RunFunc runs one claimed task and returns its result. A nil error means
@@ -38,6 +42,9 @@ type WorkConfig struct {
 	MaxAttempts int
 	// Timed, when set, receives each finished run's timings.
 	Timed func(Times)
+	// Metrics counts the runs by how they ended, with their claim-to-start
+	// and run durations; nil records nothing.
+	Metrics *telemetry.Metrics
 	// Logger receives the workers' diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -351,6 +358,28 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 		}
 		return
 	}
+	// The task's span is a child of the span that added it.
+	ctx, span := telemetry.Tracer(b.cfg.TracerProvider).Start(telemetry.Extract(ctx, rec.Traceparent, ""), "board.task",
+		trace.WithAttributes(attribute.String("surf.task.id", id), attribute.Int("surf.task.attempt", attempt), attribute.String("surf.worker", name)))
+	ended := "" // the state the run ended in, for the span and the metrics
+	defer func() {
+		if ended == "" {
+			ended = "unrecorded"
+		}
+		span.SetAttributes(attribute.String("surf.task.state", ended))
+		if ended == string(Failed) || ended == "unrecorded" {
+			span.SetStatus(codes.Error, ended)
+		}
+		span.End()
+		var toStart, run time.Duration
+		if !times.Started.IsZero() {
+			toStart = times.Started.Sub(times.Claimed)
+		}
+		if !times.Finished.IsZero() {
+			run = times.Finished.Sub(times.Started)
+		}
+		w.cfg.Metrics.Task(ended, toStart, run)
+	}()
 	claim := &Claim{Task: rec.Task, Attempt: attempt, Worker: name, b: b}
 	for _, d := range rec.Task.After {
 		dr, err := b.Get(bctx, d)
@@ -386,7 +415,9 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrSuperseded):
 		// the record is someone else's now; keep the result on a
 		// cancelled task
+		ended = "superseded"
 		if errors.Is(cause, ErrCancelled) {
+			ended = string(Cancelled)
 			b.update(bctx, id, func(r *Record) error {
 				if r.State != Cancelled || r.Worker != name || r.Attempts != attempt {
 					return errStop
@@ -412,6 +443,7 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 		})
 		endHB()
 		msg.Nak()
+		ended = telemetry.HandedBack
 		log.Info("board: handed back", "task", id, "worker", name)
 		return
 	case errors.As(runErr, &retryErr) && attempt < w.cfg.MaxAttempts:
@@ -426,6 +458,7 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 		})
 		endHB()
 		msg.NakWithDelay(time.Second)
+		ended = telemetry.Retried
 		return
 	}
 	mine := false
@@ -452,7 +485,12 @@ func (w *workers) handle(ctx context.Context, name string, msg jetstream.Msg) {
 	}
 	if !mine {
 		log.Warn("board: a result came after the task was taken over; dropped", "task", id, "worker", name)
+		ended = "superseded"
 		return
+	}
+	ended = string(Done)
+	if runErr != nil {
+		ended = string(Failed)
 	}
 	endHB()
 	ackCtx, cancel := context.WithTimeout(bctx, 10*time.Second)
