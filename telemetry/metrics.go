@@ -3,6 +3,7 @@ package telemetry
 import (
 	"net/http"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,8 +27,9 @@ const (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	sessionsOpen   prometheus.Gauge
-	sessionsQueued prometheus.Gauge
+	smu      sync.Mutex
+	sessions []func() (open, queued int)
+	openDesc, queuedDesc *prometheus.Desc
 	calls          *prometheus.CounterVec
 	callSeconds    *prometheus.HistogramVec
 	actions        *prometheus.CounterVec
@@ -54,10 +56,8 @@ func NewMetrics() *Metrics {
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	secs := prometheus.ExponentialBuckets(0.01, 2.5, 12) // 10ms .. ~10min
 	m := &Metrics{reg: reg}
-	m.sessionsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "sessions_open",
-		Help: "Browser sessions open now."})
-	m.sessionsQueued = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "sessions_queued",
-		Help: "Sessions waiting for capacity now."})
+	m.openDesc = prometheus.NewDesc(Namespace+"_sessions_open", "Browser sessions open now.", nil, nil)
+	m.queuedDesc = prometheus.NewDesc(Namespace+"_sessions_queued", "Calls and tasks waiting for a turn at the browser now.", nil, nil)
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "calls_total",
 		Help: "MCP tool calls, by tool and outcome."}, []string{"tool", "outcome"})
 	m.callSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "call_duration_seconds",
@@ -88,7 +88,7 @@ func NewMetrics() *Metrics {
 		Help: "Tabs whose renderer crashed or hung and were replaced."})
 	m.pss = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "browser_memory_pss_bytes",
 		Help: "Proportional set size of the browser's processes, last measured."})
-	for _, c := range []prometheus.Collector{m.sessionsOpen, m.sessionsQueued, m.calls, m.callSeconds, m.actions,
+	for _, c := range []prometheus.Collector{sessionCollector{m}, m.calls, m.callSeconds, m.actions,
 		m.actionSeconds, m.denials, m.modelRequests, m.modelTokens, m.modelSeconds, m.tasks, m.claimToStart,
 		m.runSeconds, m.retries, m.restarts, m.tabCrashes, m.pss} {
 		f(c)
@@ -127,25 +127,37 @@ func Tool(name string) string {
 	return "unknown"
 }
 
-// SessionOpened and SessionClosed move the gauge of open sessions.
-func (m *Metrics) SessionOpened() {
-	if m != nil {
-		m.sessionsOpen.Inc()
+// Sessions adds a source of the sessions_open and sessions_queued gauges:
+// f is called at each scrape (it must not block), and the gauges are the
+// sums over the sources (an MCP server, a worker).
+func (m *Metrics) Sessions(f func() (open, queued int)) {
+	if m == nil || f == nil {
+		return
 	}
+	m.smu.Lock()
+	defer m.smu.Unlock()
+	m.sessions = append(m.sessions, f)
 }
 
-// SessionClosed is SessionOpened's counterpart.
-func (m *Metrics) SessionClosed() {
-	if m != nil {
-		m.sessionsOpen.Dec()
-	}
+// sessionCollector reads the gauges of Sessions at scrape time.
+type sessionCollector struct{ m *Metrics }
+
+func (c sessionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.m.openDesc
+	ch <- c.m.queuedDesc
 }
 
-// Queued moves the gauge of sessions waiting for capacity by delta.
-func (m *Metrics) Queued(delta int) {
-	if m != nil {
-		m.sessionsQueued.Add(float64(delta))
+func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.smu.Lock()
+	fs := append([]func() (int, int)(nil), c.m.sessions...)
+	c.m.smu.Unlock()
+	var open, queued int
+	for _, f := range fs {
+		o, q := f()
+		open, queued = open+o, queued+q
 	}
+	ch <- prometheus.MustNewConstMetric(c.m.openDesc, prometheus.GaugeValue, float64(open))
+	ch <- prometheus.MustNewConstMetric(c.m.queuedDesc, prometheus.GaugeValue, float64(queued))
 }
 
 // Call counts an MCP tool call.

@@ -40,8 +40,10 @@ import (
 	"github.com/surfkit/surf/internal/admit"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/telemetry"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of Config's zero values.
@@ -219,6 +221,16 @@ type Config struct {
 	// request_help waits for a takeover there. Nil means no live view.
 	Live *live.Hub
 
+	// Metrics counts the tool calls by tool and outcome, and reads the
+	// sessions open and the calls waiting for a turn; nil records
+	// nothing. (The surfers count their actions through
+	// Surfer.Metrics.)
+	Metrics *telemetry.Metrics
+	// TracerProvider makes a span per tool call, a child of the trace
+	// context in the request's _meta (traceparent, tracestate) when the
+	// client sent one; nil means otel's global provider.
+	TracerProvider trace.TracerProvider
+
 	// Name and Version identify the server to clients; empty means "surf"
 	// and "dev".
 	Name    string
@@ -303,11 +315,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	if cfg.Surfer.Metrics == nil {
+		cfg.Surfer.Metrics = cfg.Metrics
+	}
+	if cfg.Surfer.TracerProvider == nil {
+		cfg.Surfer.TracerProvider = cfg.TracerProvider
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: log, sb: cfg.Sandbox, clients: map[*mcp.ServerSession]*client{}, admit: admit.New(cfg.MaxActive)}
+	cfg.Metrics.Sessions(func() (int, int) { return s.Sessions(), s.admit.Waiting() })
 	s.defs = definitions()
 	s.list = listed(s.defs, cfg.Model != nil)
 	instr := instructions
@@ -551,6 +570,8 @@ func (s *Server) guarded(name, hint string, run func(ctx context.Context, req *m
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
+		ctx, done := s.observeCall(ctx, req, name)
+		defer func() { done(res) }()
 		cl, err := s.client(req.Session, callPrincipal(req))
 		if err != nil {
 			return errorResult(err.Error()), nil
