@@ -1,6 +1,10 @@
 package telemetry
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"sync"
@@ -16,10 +20,10 @@ const Namespace = "surf"
 
 // Outcomes of a call or an action, the values of the outcome label.
 const (
-	OK        = "ok"        // it ran and succeeded
+	OK        = "ok"         // it ran and succeeded
 	ToolError = "tool_error" // it returned an error result to the model or client
-	Denied    = "denied"    // the policy refused it
-	Error     = "error"     // a runtime error (browser gone, context ended)
+	Denied    = "denied"     // the policy refused it
+	Error     = "error"      // a runtime error (browser gone, context ended)
 )
 
 // Metrics are one process's Prometheus metrics. A nil *Metrics records
@@ -27,24 +31,24 @@ const (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	smu      sync.Mutex
-	sessions []func() (open, queued int)
+	smu                  sync.Mutex
+	sessions             []func() (open, queued int)
 	openDesc, queuedDesc *prometheus.Desc
-	calls          *prometheus.CounterVec
-	callSeconds    *prometheus.HistogramVec
-	actions        *prometheus.CounterVec
-	actionSeconds  *prometheus.HistogramVec
-	denials        *prometheus.CounterVec
-	modelRequests  *prometheus.CounterVec
-	modelTokens    *prometheus.CounterVec
-	modelSeconds   prometheus.Histogram
-	tasks          *prometheus.CounterVec
-	claimToStart   prometheus.Histogram
-	runSeconds     prometheus.Histogram
-	retries        prometheus.Counter
-	restarts       prometheus.Counter
-	tabCrashes     prometheus.Counter
-	pss            prometheus.Gauge
+	calls                *prometheus.CounterVec
+	callSeconds          *prometheus.HistogramVec
+	actions              *prometheus.CounterVec
+	actionSeconds        *prometheus.HistogramVec
+	denials              *prometheus.CounterVec
+	modelRequests        *prometheus.CounterVec
+	modelTokens          *prometheus.CounterVec
+	modelSeconds         prometheus.Histogram
+	tasks                *prometheus.CounterVec
+	claimToStart         prometheus.Histogram
+	runSeconds           prometheus.Histogram
+	retries              prometheus.Counter
+	restarts             prometheus.Counter
+	tabCrashes           prometheus.Counter
+	pss                  prometheus.Gauge
 }
 
 // NewMetrics makes the metrics on a registry of their own, with the Go
@@ -259,4 +263,28 @@ func (m *Metrics) BrowserPSS(bytes int64) {
 	if m != nil {
 		m.pss.Set(float64(bytes))
 	}
+}
+
+// Serve serves the metrics at /metrics on addr (host:port; port 0 picks
+// one) until ctx ends, and returns the address it listens on.
+func (m *Metrics) Serve(ctx context.Context, addr string) (net.Addr, error) {
+	if m == nil {
+		return nil, errors.New("telemetry: Serve on nil *Metrics")
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serving metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	return ln.Addr(), nil
 }

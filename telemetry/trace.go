@@ -3,11 +3,13 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -19,31 +21,62 @@ import (
 // Scope is the instrumentation scope of surf's spans.
 const Scope = "github.com/surfkit/surf"
 
-// TracingEnv is what Tracing reads of the environment: the standard
-// OTEL_* variables.
-type TracingEnv func(key string) string
+// TracingConfig says where Tracing reads its settings and writes the
+// console exporter's spans.
+type TracingConfig struct {
+	// Service is the service name when OTEL_SERVICE_NAME is unset; empty
+	// means "surf".
+	Service string
+	// Getenv reads the environment (os.Getenv in a program); nil reads
+	// nothing, which leaves tracing off.
+	Getenv func(string) string
+	// Console receives the spans of OTEL_TRACES_EXPORTER=console, one JSON
+	// object each; nil means io.Discard. (surf's CLI passes stderr, so
+	// that stdout keeps a command's own output.)
+	Console io.Writer
+}
 
-// Tracing sets up tracing the standard way, from getenv (os.Getenv in a
-// program): OTEL_TRACES_EXPORTER (otlp, console or none),
-// OTEL_EXPORTER_OTLP_ENDPOINT and the other OTLP settings, and
-// OTEL_SERVICE_NAME (service when unset). Tracing is off (a no-op
+// Tracing sets up tracing the standard way, from the OTEL_* variables:
+// OTEL_TRACES_EXPORTER (otlp, console or none), OTEL_EXPORTER_OTLP_ENDPOINT
+// and the other OTLP settings (OTEL_EXPORTER_OTLP_PROTOCOL and so on, read
+// by autoexport), and OTEL_SERVICE_NAME. Tracing is off (a no-op
 // provider) when neither OTEL_TRACES_EXPORTER nor an OTLP endpoint is
-// set, or the exporter is none. shutdown flushes and stops the exporter;
-// call it before the program exits.
-func Tracing(ctx context.Context, service string, getenv TracingEnv) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
+// set, when the exporter is none, or with OTEL_SDK_DISABLED=true. An
+// exporter surf does not know is an error. shutdown flushes and stops
+// the exporter; call it before the program exits.
+func Tracing(ctx context.Context, cfg TracingConfig) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
 	off := func(context.Context) error { return nil }
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
 	exporter := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))
 	endpoint := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") + getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if exporter == "none" || (exporter == "" && endpoint == "") || getenv("OTEL_SDK_DISABLED") == "true" {
+	if exporter == "none" || (exporter == "" && endpoint == "") || strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
 		return noop.NewTracerProvider(), off, nil
 	}
-	exp, err := autoexport.NewSpanExporter(ctx)
+	var exp sdktrace.SpanExporter
+	switch exporter {
+	case "console":
+		w := cfg.Console
+		if w == nil {
+			w = io.Discard
+		}
+		exp, err = stdouttrace.New(stdouttrace.WithWriter(w))
+	case "", "otlp":
+		exp, err = autoexport.NewSpanExporter(ctx)
+	default:
+		err = fmt.Errorf("unknown exporter (want otlp, console or none)")
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing (OTEL_TRACES_EXPORTER=%q): %w", exporter, err)
 	}
 	name := getenv("OTEL_SERVICE_NAME")
 	if name == "" {
-		name = service
+		name = cfg.Service
+	}
+	if name == "" {
+		name = "surf"
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(name)))
 	if err != nil {

@@ -240,7 +240,7 @@ func (f *runFlags) openBrowser(ctx context.Context, cli *CLI, approver policy.Ap
 	if err != nil {
 		return nil, err
 	}
-	scfg := websurfer.Config{ModelName: modelName, Approver: approver, ApprovalTTL: f.approvalTTL}
+	scfg := websurfer.Config{ModelName: modelName, Approver: approver, ApprovalTTL: f.approvalTTL, TracerProvider: cli.Tracer}
 	if ls != nil {
 		scfg.Human = ls
 	}

@@ -132,6 +132,7 @@ Flags:
                       task's downloads and attachments) and board_cancel;
                       workers (surf work) run the tasks. Where the board is:
 ` + boardFlagsHelp + `
+` + metricsFlagHelp + `
 
 Exit codes: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM;
 1 when the browser cannot start (or, with --board, the board cannot be
@@ -162,7 +163,7 @@ func init() {
 type serveFlags struct {
 	fs                                           *pflag.FlagSet
 	httpAddr, publicHost, imageMode, approve     string
-	stateDir, journalDir                         string
+	stateDir, journalDir, metrics                string
 	allowRemote, noUI, noElicit, withBoard       bool
 	approvalTTL, idle, callTimeout, queueTimeout time.Duration
 	maxTime                                      time.Duration
@@ -202,6 +203,7 @@ func addServeFlags(c *command) *serveFlags {
 	fs.StringVar(&f.stateDir, "state-dir", "", "")
 	fs.StringVar(&f.journalDir, "journal-dir", "", "")
 	fs.BoolVar(&f.withBoard, "board", false, "")
+	fs.StringVar(&f.metrics, "metrics", "", "")
 	f.bdf = addBoardFlags(fs)
 	return f
 }
@@ -335,7 +337,10 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 		return err
 	}
 	scfg := f.serverConfig(sbCfg, cli)
-	scfg.Model, scfg.ModelName, scfg.ModelError = model, modelName, modelErr
+	scfg.Model, scfg.ModelName, scfg.ModelError, scfg.TracerProvider = model, modelName, modelErr, cli.Tracer
+	if scfg.Metrics, err = cli.serveMetrics(ctx, f.metrics); err != nil {
+		return err
+	}
 	if f.withBoard {
 		if scfg.Board, err = f.bdf.open(ctx, cli, nil); err != nil {
 			return err

@@ -69,6 +69,7 @@ Flags:
                       or the board's page ('surf board ui'); with --ui and
                       no --approve, live
   --json              print JSON lines
+` + metricsFlagHelp + `
 ` + uiFlagsHelp + `
                       (each running task is a session there, named by its
                       worker and task)
@@ -96,7 +97,7 @@ func init() {
 type workFlags struct {
 	workers, maxActive, maxAttempts, maxSteps, maxTokens int
 	idle, lease, maxTime                                 time.Duration
-	name, approve, stateIdentity                         string
+	name, approve, stateIdentity, metrics                string
 	json, approveSet                                     bool
 	approver                                             policy.Approver
 	boardF                                               *boardFlags
@@ -123,6 +124,7 @@ func parseWorkFlags(c *command, args []string) (*workFlags, error) {
 	fs.DurationVar(&f.maxTime, "max-time", 0, "")
 	fs.StringVar(&f.approve, "approve", "deny", "")
 	fs.BoolVar(&f.json, "json", false, "")
+	fs.StringVar(&f.metrics, "metrics", "", "")
 	f.boardF = addBoardFlags(fs)
 	f.mf = addModelFlags(fs)
 	f.bf = addBrowserFlags(fs)
@@ -193,7 +195,8 @@ func (f *workFlags) workerConfig(ctx context.Context, cli *CLI) (worker.Config, 
 	}
 	return worker.Config{
 		Sandbox: sbCfg, Policy: pol,
-		Surf:    websurfer.Config{TokenBudget: f.bf.budget, SearchURL: f.bf.searchURL, Approver: f.approver},
+		Surf: websurfer.Config{TokenBudget: f.bf.budget, SearchURL: f.bf.searchURL, Approver: f.approver,
+			TracerProvider: cli.Tracer},
 		Session: f.bf.sessionConfig(),
 		Model:   model, ModelName: modelName,
 		MaxSteps: f.maxSteps, MaxTokens: f.maxTokens, MaxTime: f.maxTime, MaxActive: f.maxActive,
@@ -209,6 +212,9 @@ func runWork(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 	}
 	wcfg, err := f.workerConfig(ctx, cli)
 	if err != nil {
+		return err
+	}
+	if wcfg.Surf.Metrics, err = cli.serveMetrics(ctx, f.metrics); err != nil {
 		return err
 	}
 	b, err := f.boardF.open(ctx, cli, nil)
@@ -245,7 +251,7 @@ func runWork(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 	fmt.Fprintf(cli.Stderr, "surf: %d %s waiting for tasks%s\n", f.workers, pluralWord(f.workers, "worker", "workers"), idleNote(f.idle))
 	err = b.Work(ctx, board.WorkConfig{
 		Run: run, Workers: f.workers, Name: f.name, Idle: f.idle,
-		MaxAttempts: f.maxAttempts, Logger: cli.Logger,
+		MaxAttempts: f.maxAttempts, Logger: cli.Logger, Metrics: wcfg.Surf.Metrics,
 	})
 	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
 		return nil // interrupted: the running tasks were handed back

@@ -32,6 +32,8 @@ import (
 
 	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/sandbox"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // command is one surf subcommand. Each lives in its own cmd_*.go file and
@@ -62,6 +64,9 @@ type CLI struct {
 	Stderr io.Writer
 	Getenv func(string) string
 	Logger *slog.Logger
+	// Tracer makes the command's spans (startTracing sets it from the
+	// OTEL_* variables); nil means none.
+	Tracer trace.TracerProvider
 }
 
 // usageError is bad usage of a command: exit code 2, with the usage text.
@@ -183,6 +188,11 @@ func (cli *CLI) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(cli.Stderr, "surf: error: unknown command %q\nsurf: hint: %s\n", name, unknownCommandHint(name))
 		return 2
 	}
+	flush, err := cli.startTracing(ctx)
+	if err != nil {
+		return cli.report(err)
+	}
+	defer flush()
 	return cli.report(c.run(ctx, cli, args[1:]))
 }
 
