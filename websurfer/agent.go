@@ -405,7 +405,9 @@ func (r *run) run(ctx context.Context, yield func(*Step, error) bool) {
 	if r.o.StartURL != "" {
 		t0 := time.Now()
 		rec := &Step{}
-		res, err := r.s.VisitURL(ctx, r.o.StartURL)
+		vctx, done := r.s.observeTool(ctx, "visit_url")
+		res, err := r.s.VisitURL(vctx, r.o.StartURL)
+		done(nil, err)
 		if err != nil && ctx.Err() == nil && !tools.IsToolError(err) && r.lost(err) {
 			// The browser went before the run began: relaunch it, and
 			// recover opens the start URL again.
