@@ -6,9 +6,10 @@ import (
 	"io"
 	"strings"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -37,13 +38,15 @@ type TracingConfig struct {
 }
 
 // Tracing sets up tracing the standard way, from the OTEL_* variables:
-// OTEL_TRACES_EXPORTER (otlp, console or none), OTEL_EXPORTER_OTLP_ENDPOINT
-// and the other OTLP settings (OTEL_EXPORTER_OTLP_PROTOCOL and so on, read
-// by autoexport), and OTEL_SERVICE_NAME. Tracing is off (a no-op
-// provider) when neither OTEL_TRACES_EXPORTER nor an OTLP endpoint is
-// set, when the exporter is none, or with OTEL_SDK_DISABLED=true. An
-// exporter surf does not know is an error. shutdown flushes and stops
-// the exporter; call it before the program exits.
+// OTEL_TRACES_EXPORTER (otlp, console or none), OTEL_EXPORTER_OTLP_ENDPOINT,
+// OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or grpc) and
+// OTEL_SERVICE_NAME. The OTLP exporters read their other settings
+// (headers, timeout, compression, per-signal endpoints) from the process's
+// environment themselves. Tracing is off (a no-op provider) when neither
+// OTEL_TRACES_EXPORTER nor an OTLP endpoint is set, when the exporter is
+// none, or with OTEL_SDK_DISABLED=true. An exporter surf does not know is
+// an error. shutdown flushes and stops the exporter; call it before the
+// program exits.
 func Tracing(ctx context.Context, cfg TracingConfig) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
 	off := func(context.Context) error { return nil }
 	getenv := cfg.Getenv
@@ -64,7 +67,20 @@ func Tracing(ctx context.Context, cfg TracingConfig) (tp trace.TracerProvider, s
 		}
 		exp, err = stdouttrace.New(stdouttrace.WithWriter(w))
 	case "", "otlp":
-		exp, err = autoexport.NewSpanExporter(ctx)
+		// The exporters read the other OTEL_EXPORTER_OTLP_* settings
+		// (endpoint, headers, timeout, compression) themselves.
+		proto := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+		if proto == "" {
+			proto = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+		}
+		switch proto {
+		case "", "http/protobuf":
+			exp, err = otlptracehttp.New(ctx)
+		case "grpc":
+			exp, err = otlptracegrpc.New(ctx)
+		default:
+			err = fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q is not supported (want http/protobuf or grpc)", proto)
+		}
 	default:
 		err = fmt.Errorf("unknown exporter (want otlp, console or none)")
 	}
