@@ -22,9 +22,13 @@ build:
 # orchestrator examples the tests run (examples/openai-agents,
 # examples/vercel-ai) and the official MCP conformance suite the tests run
 # against surf serve (testdata/mcpconformance); their versions are pinned by the committed
-# package-lock.json files. Safe to run again.
+# package-lock.json files. As root with apt-get, also promtool (Debian's
+# prometheus package), which the metrics tests check /metrics with (they
+# fail without it under CI=true). Safe to run again.
 setup: build
 	@if [ "$$(id -u)" = 0 ]; then $(SURF) install --with-deps; else $(SURF) install; fi
+	@if [ "$$(id -u)" = 0 ] && ! command -v promtool >/dev/null && command -v apt-get >/dev/null; then \
+		apt-get install -y --no-install-recommends prometheus; fi
 	npm ci --prefix testdata/mcpclient --no-audit --no-fund
 	npm ci --prefix testdata/pwmcp --no-audit --no-fund
 	npm ci --prefix examples/openai-agents --no-audit --no-fund

@@ -17,6 +17,7 @@
 //   - board: the task board: tasks with dependencies, workers with leases, on NATS JetStream.
 //   - worker: the surfer of a board task: runs claimed tasks in one shared browser (what surf work runs).
 //   - board/plan: the planner on the board: ledgers, a DAG of tasks, progress calls that re-plan or answer (what surf plan runs).
+//   - telemetry: Prometheus metrics and OpenTelemetry tracing set-up, and the trace context carried through task records.
 //
 // Low-level libraries (internal/), which import no public surf package:
 //
