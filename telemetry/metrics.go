@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/procfs"
 )
 
 // Namespace prefixes every metric's name.
@@ -48,7 +50,7 @@ type Metrics struct {
 	retries              prometheus.Counter
 	restarts             prometheus.Counter
 	tabCrashes           prometheus.Counter
-	pss                  prometheus.Gauge
+	pssRoot              atomic.Int64 // the process whose descendants' PSS is measured
 }
 
 // NewMetrics makes the metrics on a registry of their own, with the Go
@@ -90,11 +92,12 @@ func NewMetrics() *Metrics {
 		Help: "Browsers relaunched after a crash or disconnect."})
 	m.tabCrashes = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "tab_crashes_total",
 		Help: "Tabs whose renderer crashed or hung and were replaced."})
-	m.pss = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "browser_memory_pss_bytes",
-		Help: "Proportional set size of the browser's processes, last measured."})
+	pss := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: Namespace, Name: "browser_memory_pss_bytes",
+		Help: "Proportional set size of the browser's processes (this process's descendants), measured at scrape time."},
+		func() float64 { return float64(descendantsPSS(int(m.pssRoot.Load()))) })
 	for _, c := range []prometheus.Collector{sessionCollector{m}, m.calls, m.callSeconds, m.actions,
 		m.actionSeconds, m.denials, m.modelRequests, m.modelTokens, m.modelSeconds, m.tasks, m.claimToStart,
-		m.runSeconds, m.retries, m.restarts, m.tabCrashes, m.pss} {
+		m.runSeconds, m.retries, m.restarts, m.tabCrashes, pss} {
 		f(c)
 	}
 	return m
@@ -258,11 +261,45 @@ func (m *Metrics) TabCrashed() {
 	}
 }
 
-// BrowserPSS sets the browser's last measured memory (PSS, bytes).
-func (m *Metrics) BrowserPSS(bytes int64) {
+// WatchBrowserMemory makes browser_memory_pss_bytes the sum of the
+// proportional set sizes of pid's descendants (not pid itself): for surf's
+// CLI, os.Getpid(), whose descendants are the browser's processes and
+// Playwright's driver. Zero (the default) reports 0.
+func (m *Metrics) WatchBrowserMemory(pid int) {
 	if m != nil {
-		m.pss.Set(float64(bytes))
+		m.pssRoot.Store(int64(pid))
 	}
+}
+
+// descendantsPSS sums the PSS of root's descendants, in bytes; 0 when
+// root is 0 or /proc cannot be read. A process that ends meanwhile is
+// skipped.
+func descendantsPSS(root int) int64 {
+	if root <= 0 {
+		return 0
+	}
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return 0
+	}
+	children := map[int][]procfs.Proc{}
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err != nil {
+			continue
+		}
+		children[st.PPID] = append(children[st.PPID], p)
+	}
+	var total int64
+	todo := append([]procfs.Proc(nil), children[root]...)
+	for len(todo) > 0 {
+		p := todo[len(todo)-1]
+		todo = append(todo[:len(todo)-1], children[p.PID]...)
+		if r, err := p.ProcSMapsRollup(); err == nil {
+			total += int64(r.Pss)
+		}
+	}
+	return total
 }
 
 // Serve serves the metrics at /metrics on addr (host:port; port 0 picks

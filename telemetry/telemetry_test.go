@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -207,7 +210,7 @@ func TestMetricsLabels(t *testing.T) {
 	nilM.Sessions(func() (int, int) { return 1, 1 })
 	nilM.BrowserRestarted()
 	nilM.TabCrashed()
-	nilM.BrowserPSS(1)
+	nilM.WatchBrowserMemory(1)
 
 	m := NewMetrics()
 	const secret = "https://bank.example/?token=s3cr3t-VALUE"
@@ -236,6 +239,36 @@ func TestMetricsLabels(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %s in:\n%s", want, body)
 		}
+	}
+}
+
+// TestBrowserMemory measures the PSS of a child process (a sleep) at
+// scrape time.
+func TestBrowserMemory(t *testing.T) {
+	m := NewMetrics()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pss := func() float64 {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		for _, l := range strings.Split(rec.Body.String(), "\n") {
+			if v, ok := strings.CutPrefix(l, "surf_browser_memory_pss_bytes "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				return f
+			}
+		}
+		t.Fatal("no surf_browser_memory_pss_bytes")
+		return 0
+	}
+	if v := pss(); v != 0 {
+		t.Errorf("unwatched: %v", v)
+	}
+	m.WatchBrowserMemory(os.Getpid())
+	if v := pss(); v <= 0 {
+		t.Errorf("the child's PSS is %v", v)
 	}
 }
 

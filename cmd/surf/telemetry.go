@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/surfkit/surf/telemetry"
@@ -39,6 +40,7 @@ func (cli *CLI) serveMetrics(ctx context.Context, addr string) (*telemetry.Metri
 		return nil, nil
 	}
 	m := telemetry.NewMetrics()
+	m.WatchBrowserMemory(os.Getpid()) // surf's children: the browser, Playwright's driver
 	a, err := m.Serve(ctx, addr)
 	if err != nil {
 		return nil, err

@@ -312,6 +312,12 @@ func TestServeMetricsAndTrace(t *testing.T) {
 	if strings.Contains(after, typed) {
 		t.Error("the metrics hold the typed text")
 	}
+	if v := metricValue(after, "surf_browser_memory_pss_bytes"); v <= 0 {
+		t.Errorf("surf_browser_memory_pss_bytes = %v with a browser open", v)
+	}
+	if v := metricValue(after, "surf_sessions_open"); v != 1 {
+		t.Errorf("surf_sessions_open = %v with one client's session open", v)
+	}
 	p.stop(t)
 	spans, err := parseSpans(p.stderr.String())
 	if err != nil {
