@@ -293,6 +293,9 @@ func TestServeMetricsAndTrace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if v := metricValue(scrape(t, metricsURL), "surf_sessions_open"); v != 1 {
+		t.Errorf("surf_sessions_open = %v with one client's session open", v)
+	}
 	cs.Close()
 	after := scrape(t, metricsURL)
 	promtoolCheck(t, after)
@@ -315,9 +318,7 @@ func TestServeMetricsAndTrace(t *testing.T) {
 	if v := metricValue(after, "surf_browser_memory_pss_bytes"); v <= 0 {
 		t.Errorf("surf_browser_memory_pss_bytes = %v with a browser open", v)
 	}
-	if v := metricValue(after, "surf_sessions_open"); v != 1 {
-		t.Errorf("surf_sessions_open = %v with one client's session open", v)
-	}
+
 	p.stop(t)
 	spans, err := parseSpans(p.stderr.String())
 	if err != nil {
