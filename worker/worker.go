@@ -33,6 +33,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/surfkit/surf/board"
@@ -143,6 +144,7 @@ type Worker struct {
 	log   *slog.Logger
 	asks  bool // the surfers' Approver may ask a person (and wait)
 	turns *admit.Queue
+	open  atomic.Int64 // the tasks' sessions open now, for the metrics
 
 	mu     sync.Mutex
 	sb     *sandbox.Sandbox
@@ -191,6 +193,9 @@ func New(ctx context.Context, cfg Config) (*Worker, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Worker{o: o, log: o.Logger, asks: asks, turns: admit.New(n)}
+	// Surf.Metrics, when set, also reads the sessions open and the tasks
+	// waiting for a turn at the browser.
+	o.Surf.Metrics.Sessions(func() (int, int) { return int(r.open.Load()), r.turns.Waiting() })
 	sb, err := sandbox.New(ctx, o.Sandbox)
 	if err != nil && ctx.Err() == nil && sandbox.BrowserGone(err) {
 		// the browser died while it started: no reason to fail
@@ -517,6 +522,7 @@ func (tr *taskRun) open(ctx context.Context, sb *sandbox.Sandbox) (*sandbox.Sess
 	tr.sb = sb
 	tr.sess = append(tr.sess, sess)
 	tr.mu.Unlock()
+	tr.r.open.Add(1)
 	return sess, nil
 }
 
@@ -635,6 +641,7 @@ func (tr *taskRun) close() {
 		if err := s.Close(); err != nil {
 			tr.r.log.Debug("closing a task's session", "task", tr.c.Task.ID, "err", err)
 		}
+		tr.r.open.Add(-1)
 	}
 	if tr.dir != "" {
 		os.RemoveAll(tr.dir)

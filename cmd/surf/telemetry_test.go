@@ -350,7 +350,7 @@ func TestWorkMetricsAndTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer site.Close()
-	modelURL, stopModel, err := startWorkModel(&workModel{steps: 2})
+	modelURL, stopModel, err := startWorkModel(&workModel{steps: 2, delay: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,6 +389,14 @@ func TestWorkMetricsAndTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	// While the task runs, its session is counted open.
+	for metricValue(scrape(t, metricsURL), "surf_sessions_open") != 1 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("surf_sessions_open never said 1 while the task ran")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	recs, err := b.Wait(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
@@ -409,6 +417,7 @@ func TestWorkMetricsAndTrace(t *testing.T) {
 	}
 	promtoolCheck(t, m)
 	for series, want := range map[string]float64{
+		`surf_sessions_open`:                      0,
 		`surf_board_tasks_total{state="done"}`:    1,
 		`surf_board_run_duration_seconds_count`:   1,
 		`surf_model_requests_total{outcome="ok"}`: 2,
