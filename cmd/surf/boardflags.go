@@ -69,8 +69,7 @@ const boardFlagsHelp = `  --data DIR          the board's data directory, for th
 func (f *boardFlags) config(cli *CLI) (board.Config, error) {
 	cfg := board.Config{
 		Dir: f.data, URL: f.nats, Creds: f.creds, Replicas: f.replicas, Logger: cli.Logger,
-		TracerProvider: cli.Tracer,
-		TLSCA:          f.tls.ca, TLSCert: f.tls.cert, TLSKey: f.tls.key, NKeySeed: f.tls.nkey,
+		TLSCA: f.tls.ca, TLSCert: f.tls.cert, TLSKey: f.tls.key, NKeySeed: f.tls.nkey, TracerProvider: cli.Tracer,
 	}
 	if f.replicas < 0 || f.replicas > 5 {
 		return cfg, &exitError{code: 2, err: fmt.Errorf("--replicas must be 1 to 5")}
