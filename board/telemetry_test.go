@@ -30,7 +30,7 @@ func TestTaskTraceFollowsTheTask(t *testing.T) {
 	open := func(tp trace.TracerProvider) *Board {
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		b, err := Open(octx, Config{Dir: dir, Lease: 2 * time.Second, TracerProvider: tp})
+		b, err := Open(octx, Config{Dir: dir, Lease: time.Minute, TracerProvider: tp})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,12 +60,16 @@ func TestTaskTraceFollowsTheTask(t *testing.T) {
 	}
 
 	m := telemetry.NewMetrics()
-	runTraces := make(chan trace.TraceID, 2)
+	runTraces := make(chan trace.TraceID, 16)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() {
 		done <- workerSide.Work(wctx, WorkConfig{Workers: 2, Metrics: m, Run: func(ctx context.Context, c *Claim) (*Result, error) {
-			runTraces <- trace.SpanContextFromContext(ctx).TraceID()
+			select {
+			case runTraces <- trace.SpanContextFromContext(ctx).TraceID():
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 			if c.Task.ID == "bad" {
 				return nil, errors.New("it failed")
 			}
