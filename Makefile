@@ -28,7 +28,8 @@ build:
 setup: build
 	@if [ "$$(id -u)" = 0 ]; then $(SURF) install --with-deps; else $(SURF) install; fi
 	@if [ "$$(id -u)" = 0 ] && ! command -v promtool >/dev/null && command -v apt-get >/dev/null; then \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; fi
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }; fi
 	npm ci --prefix testdata/mcpclient --no-audit --no-fund
 	npm ci --prefix testdata/pwmcp --no-audit --no-fund
 	npm ci --prefix examples/openai-agents --no-audit --no-fund
