@@ -36,6 +36,8 @@ type Metrics struct {
 	smu                  sync.Mutex
 	sessions             []func() (open, queued int)
 	openDesc, queuedDesc *prometheus.Desc
+	states               func() map[string]int // BoardStates
+	statesDesc           *prometheus.Desc
 	calls                *prometheus.CounterVec
 	callSeconds          *prometheus.HistogramVec
 	actions              *prometheus.CounterVec
@@ -63,6 +65,7 @@ func NewMetrics() *Metrics {
 	secs := prometheus.ExponentialBuckets(0.01, 2.5, 12) // 10ms .. ~10min
 	m := &Metrics{reg: reg}
 	m.openDesc = prometheus.NewDesc(Namespace+"_sessions_open", "Browser sessions open now.", nil, nil)
+	m.statesDesc = prometheus.NewDesc(Namespace+"_board_tasks", "The board's tasks now, by state (served by the board's page).", []string{"state"}, nil)
 	m.queuedDesc = prometheus.NewDesc(Namespace+"_sessions_queued", "Calls and tasks waiting for a turn at the browser now.", nil, nil)
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "calls_total",
 		Help: "MCP tool calls, by tool and outcome."}, []string{"tool", "outcome"})
@@ -165,6 +168,47 @@ func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.m.openDesc, prometheus.GaugeValue, float64(open))
 	ch <- prometheus.MustNewConstMetric(c.m.queuedDesc, prometheus.GaugeValue, float64(queued))
+}
+
+// BoardStates adds the board_tasks gauge, by state: f gives the number
+// of the board's tasks in each state at each scrape (it must not block;
+// the board's page keeps them). A process has at most one such source;
+// a later call replaces it.
+func (m *Metrics) BoardStates(f func() map[string]int) {
+	if m == nil || f == nil {
+		return
+	}
+	m.smu.Lock()
+	first := m.states == nil
+	m.states = f
+	m.smu.Unlock()
+	if first {
+		m.reg.MustRegister(stateCollector{m})
+	}
+}
+
+// stateCollector reads the gauge of BoardStates at scrape time.
+type stateCollector struct{ m *Metrics }
+
+func (c stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.m.statesDesc }
+
+func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.smu.Lock()
+	f := c.m.states
+	c.m.smu.Unlock()
+	for state, n := range f() {
+		ch <- prometheus.MustNewConstMetric(c.m.statesDesc, prometheus.GaugeValue, float64(n), stateLabel(state))
+	}
+}
+
+// stateLabel keeps a task state to a label value: a board state's name,
+// else "other".
+func stateLabel(s string) string {
+	switch s {
+	case "pending", "ready", "running", "done", "failed", "cancelled":
+		return s
+	}
+	return "other"
 }
 
 // Call counts an MCP tool call.

@@ -35,6 +35,8 @@ Flags:
                       token, printed in that address)
   --allow-remote      allow a non-loopback --http ADDR; needs --token-file
   --public-host H     the host name remote browsers use
+` + metricsFlagHelp + `
+                      (here: the board's tasks by state, board_tasks)
 ` + boardFlagsHelp + `
 
 Example:
@@ -50,6 +52,7 @@ func boardUI(ctx context.Context, cli *CLI, c *command, args []string) error {
 	tokenFile := fs.String("token-file", "", "")
 	remote := fs.Bool("allow-remote", false, "")
 	public := fs.String("public-host", "", "")
+	metrics := fs.String("metrics", "", "")
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
 	}
@@ -85,6 +88,11 @@ func boardUI(ctx context.Context, cli *CLI, c *command, args []string) error {
 		return err
 	}
 	defer ui.Close()
+	m, err := cli.serveMetrics(ctx, *metrics)
+	if err != nil {
+		return fmt.Errorf("--metrics: %w", err)
+	}
+	m.BoardStates(ui.States)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("--http: listening on %s: %w", *addr, err)

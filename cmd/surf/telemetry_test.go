@@ -448,3 +448,42 @@ func TestWorkMetricsAndTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardUIMetrics: surf board ui --metrics serves the board's tasks
+// by state, in Prometheus's format (checked by promtool), and the gauge
+// follows the board.
+func TestBoardUIMetrics(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"a", "b"} {
+		if out, err := surfCmd("board", "add", "task "+id, "--id", id, "--data", dir).CombinedOutput(); err != nil {
+			t.Fatalf("board add: %v\n%s", err, out)
+		}
+	}
+	p := start(t, surfCmd("board", "ui", "--data", dir, "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"))
+	metricsURL := p.await(t, metricsAt)
+	deadline := time.Now().Add(60 * time.Second)
+	var got string
+	for {
+		got = scrape(t, metricsURL)
+		if metricValue(got, `surf_board_tasks{state="ready"}`) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the board's two ready tasks are not in the metrics:\n%s", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	promtoolCheck(t, got)
+	if v := metricValue(got, `surf_board_tasks{state="done"}`); v != 0 {
+		t.Errorf("done tasks: %v, want 0", v)
+	}
+	if out, err := surfCmd("board", "cancel", "a", "--data", dir).CombinedOutput(); err != nil {
+		t.Fatalf("board cancel: %v\n%s", err, out)
+	}
+	for metricValue(scrape(t, metricsURL), `surf_board_tasks{state="cancelled"}`) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled task is not in the metrics")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

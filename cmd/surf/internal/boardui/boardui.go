@@ -202,6 +202,21 @@ type View struct {
 	Error string `json:"error,omitempty"`
 }
 
+// States is how many of the board's tasks are in each state now (for
+// the page server's metrics).
+func (h *Handler) States() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := map[string]int{}
+	for _, st := range board.States() {
+		n[string(st)] = 0
+	}
+	for _, r := range h.tasks {
+		n[string(r.State)]++
+	}
+	return n
+}
+
 func (h *Handler) view() View {
 	h.mu.Lock()
 	v := View{Tasks: make([]board.Record, 0, len(h.tasks)), Error: h.err}
