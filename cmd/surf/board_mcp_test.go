@@ -201,7 +201,7 @@ func TestServeBoardFlags(t *testing.T) {
 		{[]string{"serve", "--data", t.TempDir()}, 2, "--data, --nats, --creds, --tls-* and --nkey name the task board of --board"},
 		{[]string{"serve", "--nats", "nats://127.0.0.1:1"}, 2, "task board of --board"},
 		{[]string{"serve", "--board", "--nats", "nats://127.0.0.1:1"}, 1, "opening the board"},
-		{[]string{"serve", "--board", "--creds", filepath.Join(t.TempDir(), "none.creds")}, 2, "--creds is for a NATS server named with --nats"},
+		{[]string{"serve", "--board", "--creds", filepath.Join(t.TempDir(), "none.creds")}, 2, "--creds, --tls-ca, --tls-cert, --tls-key and --nkey are for a NATS server named with --nats"},
 	} {
 		cmd := surfCmd(c.args...)
 		var stderr bytes.Buffer
