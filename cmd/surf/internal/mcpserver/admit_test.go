@@ -15,7 +15,7 @@ import (
 // and each result reports its wait apart from its action time.
 func TestCallsQueue(t *testing.T) {
 	const n = 4
-	const callTimeout = 10 * time.Second
+	const callTimeout = 20 * time.Second // a visit on a busy machine takes seconds
 	f := serveFixture(t)
 	s := newServer(t, f, func(c *Config) {
 		c.MaxActive = 1
@@ -26,6 +26,8 @@ func TestCallsQueue(t *testing.T) {
 	clients := make([]*mcp.ClientSession, n)
 	for i := range clients {
 		clients[i] = connect(t, endpoint, nil, nil)
+		// each session's browser context opens now, not in the timed call
+		mustCall(t, clients[i], "visit_url", map[string]any{"url": f.URL + "/"})
 	}
 
 	// Hold the only turn, so that every call queues.
