@@ -46,7 +46,7 @@
 //   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close, and starting them.
 //   - cmd/surf/internal/session: what a session daemon does with its browser, and the session commands' requests.
 //   - cmd/surf/internal/shell: the read-act-print loop of surf shell and its line parser.
-//   - cmd/surf/internal/policycheck: judging URLs for surf policy check, from the command line or JSON lines.
+//   - cmd/surf/internal/policycheck: judging URLs for surf policy check, from the command line or JSON lines; the policy of the policy flags and advice for a denied URL.
 //   - cmd/surf/internal/prompt: asking a person at the terminal to approve what the policy marks "ask".
 //   - cmd/surf/internal/demosite: the bundled demo website and surf demo's scripted tour of it.
 //   - cmd/surf/internal/live: the hub of live sessions: state, timeline, approvals, takeover.
@@ -55,6 +55,7 @@
 //   - cmd/surf/internal/benchsite: the fixture site of surf bench actions.
 //   - cmd/surf/internal/boardcli: the rendering of surf board: list's and watch's tables, show's record, a run's files for report.
 //   - cmd/surf/internal/plancli: what surf plan and surf board show print of a plan, and surf plan --review's reviewer.
+//   - cmd/surf/internal/recording: surf record's served site, page summaries and HAR summary.
 //
 // Test helpers (internal/testkit/):
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -127,37 +126,10 @@ func benchActions(ctx context.Context, cli *CLI, c *command, args []string) erro
 			return err
 		}
 	} else {
-		printActionsTable(cli.Stdout, res)
+		bench.WriteActions(cli.Stdout, res)
 	}
 	if res.Failed > 0 {
 		return fmt.Errorf("%d samples failed", res.Failed)
 	}
 	return nil
-}
-
-func printActionsTable(w io.Writer, res bench.ActionsResult) {
-	peer := res.PWMCP.Package
-	if peer == "" {
-		peer = res.PWMCP.Name + " " + res.PWMCP.Version
-	}
-	fmt.Fprintf(w, "surf %s vs %s, %d rounds\n", res.Surf.Version, peer, res.Rounds)
-	fmt.Fprintf(w, "%-13s %-17s %-17s %6s %10s %10s %8s\n", "kind", "surf p50/p90", "pwmcp p50/p90", "ratio", "surf tok", "pwmcp tok", "failed")
-	for _, m := range res.Kinds {
-		fmt.Fprintf(w, "%-13s %-17s %-17s %6.2f %10d %10d %8s\n", m.Kind,
-			fmt.Sprintf("%.0f/%.0f ms", m.Surf.MSP50, m.Surf.MSP90),
-			fmt.Sprintf("%.0f/%.0f ms", m.PWMCP.MSP50, m.PWMCP.MSP90),
-			m.RatioP50, m.Surf.TokensP50, m.PWMCP.TokensP50,
-			fmt.Sprintf("%d/%d", m.Surf.Failed, m.PWMCP.Failed))
-		if ph := m.Surf.PhasesMSP50; ph != nil {
-			fmt.Fprintf(w, "  surf phases p50: act %.0f ms, settle %.0f ms, observe %.0f ms (action_ms %.0f)\n",
-				ph["act"], ph["settle"], ph["observe"], m.Surf.ServerMSP50)
-		}
-		for _, e := range m.Surf.Errors {
-			fmt.Fprintf(w, "  surf error: %s\n", e)
-		}
-		for _, e := range m.PWMCP.Errors {
-			fmt.Fprintf(w, "  pwmcp error: %s\n", e)
-		}
-	}
-	fmt.Fprintln(w, "ratio: surf p50 / Playwright MCP p50; tokens: p50 of the reply's text (surf also sends a screenshot)")
 }

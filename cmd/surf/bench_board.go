@@ -4,18 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/bench"
-	"github.com/surfkit/surf/internal/llm"
-	"github.com/surfkit/surf/policy"
-	"github.com/surfkit/surf/sandbox"
-	"github.com/surfkit/surf/websurfer"
 	"github.com/surfkit/surf/worker"
 )
 
@@ -41,18 +33,6 @@ Flags:
 Example:
   surf bench board --workers 1,2,4,8 --tasks 24 --model-delay 1s`
 
-func parseIntList(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 64 {
-			return nil, fmt.Errorf("%q is not a count from 1 to 64", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
 	workersFlag := fs.String("workers", "1,2,4,8", "")
@@ -65,7 +45,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
 	}
-	counts, err := parseIntList(*workersFlag)
+	counts, err := bench.ParseCounts(*workersFlag, "count", 64)
 	if err != nil {
 		return usagef(c, "--workers: %v", err)
 	}
@@ -108,7 +88,7 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 		}
 	}
 	if !*asJSON {
-		printBoardBench(cli, results, *nTasks, len(scens), *delay, runner.MaxActive())
+		bench.WriteBoard(cli.Stdout, results, *nTasks, len(scens), *delay, runner.MaxActive())
 	}
 	for _, r := range results {
 		if r.Failed > 0 {
@@ -122,60 +102,13 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 // whose policy allows every scenario's site, each task replaying its
 // scenario's pages and model.
 func benchBoardRunner(ctx context.Context, cli *CLI, bf *browserFlags, scens []*bench.Scenario, delay time.Duration, maxActive int) (*worker.Worker, error) {
-	byName := map[string]*bench.Scenario{}
-	var allow []policy.HostRule
-	for _, sc := range scens {
-		byName[sc.Name()] = sc
-		r, err := policy.ParseHostRule(strings.TrimPrefix(sc.Origin(), "http://"))
-		if err != nil {
-			return nil, err
-		}
-		allow = append(allow, r)
-	}
-	// The workers' policy: every scenario's site; each task narrows it to
-	// its own.
-	base, err := policy.New(policy.Config{Allow: allow})
+	cfg, err := bench.BoardWorker(ctx, scens, delay)
 	if err != nil {
 		return nil, err
 	}
-	sbCfg, err := bf.sandboxConfig(cli, base)
-	if err != nil {
+	if cfg.Sandbox, err = bf.sandboxConfig(cli, cfg.Policy); err != nil {
 		return nil, err
 	}
-	scenarioOf := func(t board.Task) *bench.Scenario { return byName[t.Labels["scenario"]] }
-	return worker.New(ctx, worker.Config{
-		Sandbox:   sbCfg,
-		Policy:    base,
-		MaxActive: maxActive,
-		SessionFor: func(t board.Task) sandbox.SessionConfig {
-			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).Dir(), "site.har")}
-		},
-		SurfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
-			if sc := scenarioOf(t); sc.Search != "" {
-				cfg.SearchURL = sc.Origin() + sc.Search
-			}
-			return cfg
-		},
-		ModelFor: func(t board.Task) (websurfer.Model, string, error) {
-			m, err := llm.New(ctx, llm.Config{Model: "replay-model", MaxRetries: -1, Replay: filepath.Join(scenarioOf(t).Dir(), "model.json")})
-			if err != nil {
-				return nil, "", err
-			}
-			return bench.SlowModel{M: m, Delay: delay}, "replay-model", nil
-		},
-		Logger: cli.Logger,
-	})
-}
-
-// printBoardBench prints surf bench board's table.
-func printBoardBench(cli *CLI, results []bench.BoardResult, nTasks, nScens int, delay time.Duration, maxActive int) {
-	fmt.Fprintf(cli.Stdout, "%d tasks from %d scenarios, model delay %s per call, at most %d driving the browser at once\n\n", nTasks, nScens, delay, maxActive)
-	fmt.Fprintf(cli.Stdout, "%7s  %5s  %6s  %8s  %9s  %7s  %14s  %12s\n", "workers", "done", "failed", "wall", "tasks/min", "speedup", "overhead p50/p95", "run p50")
-	for _, r := range results {
-		fmt.Fprintf(cli.Stdout, "%7d  %5d  %6d  %7.1fs  %9.1f  %6.2fx  %6.1f/%-6.1fms  %10.0fms\n", r.Workers, r.Done, r.Failed,
-			float64(r.WallMS)/1000, r.TasksPerMin, r.Speedup, r.OverheadP50MS, r.OverheadP95MS, r.RunP50MS)
-		for _, e := range r.Errors {
-			fmt.Fprintf(cli.Stdout, "         failed: %s\n", e)
-		}
-	}
+	cfg.MaxActive, cfg.Logger = maxActive, cli.Logger
+	return worker.New(ctx, cfg)
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/surfkit/surf/cmd/surf/internal/bench"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
@@ -38,7 +36,7 @@ Flags:
 Example:
   surf bench sessions --n 1,4,8,16,64 --cycles 5`
 
-// bench.SessionsResult is the measure of one N.
+// benchSessions is surf bench sessions.
 func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
 	list := fs.String("n", "8", "")
@@ -52,7 +50,7 @@ func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) err
 	if fs.NArg() != 0 {
 		return usagef(c, "bench sessions takes no arguments, got %q", fs.Arg(0))
 	}
-	ns, err := parseCounts(*list)
+	ns, err := bench.ParseCounts(*list, "session count", 1024)
 	if err != nil {
 		return usagef(c, "--n: %v", err)
 	}
@@ -73,8 +71,7 @@ func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) err
 	defer site.Close()
 
 	if !*asJSON {
-		fmt.Fprintf(cli.Stdout, "%5s %6s %6s %6s  %-17s %-17s %-17s %9s %9s %9s\n",
-			"n", "calls", "ok", "failed", "action p50/p90", "queued p50/p90", "latency p50/p90", "actions/s", "peak RSS", "peak PSS")
+		bench.WriteSessionsHeader(cli.Stdout)
 	}
 	var all []bench.SessionsResult
 	for _, n := range ns {
@@ -89,34 +86,10 @@ func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) err
 			}
 			continue
 		}
-		fmt.Fprintf(cli.Stdout, "%5d %6d %6d %6d  %-17s %-17s %-17s %9.2f %6.0f MB %6.0f MB\n",
-			res.Sessions, res.Calls, res.OK, res.Failed,
-			fmt.Sprintf("%.0f/%.0f ms", res.ActionMSP50, res.ActionMSP90),
-			fmt.Sprintf("%.0f/%.0f ms", res.QueuedMSP50, res.QueuedMSP90),
-			fmt.Sprintf("%.0f/%.0f ms", res.LatencyMSP50, res.LatencyMSP90),
-			res.ActionsPerSec, res.PeakRSSMB, res.PeakPSSMB)
-		if res.Failed > 0 {
-			fmt.Fprintf(cli.Stdout, "      %d of the failures were a session's first call (which opens its browser context)\n", res.FailedFirst)
-		}
-		for _, e := range res.Errors {
-			fmt.Fprintf(cli.Stdout, "      error: %s\n", e)
-		}
+		bench.WriteSessions(cli.Stdout, res)
 	}
 	if per, ok := bench.PerSession(all); ok && !*asJSON {
 		fmt.Fprintf(cli.Stdout, "memory per added session (n=%d to n=%d): %.1f MB RSS, %.1f MB PSS\n", per.From, per.To, per.RSS, per.PSS)
 	}
 	return nil
-}
-
-// parseCounts reads "1,4,8".
-func parseCounts(s string) ([]int, error) {
-	var out []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 1024 {
-			return nil, fmt.Errorf("%q is not a session count from 1 to 1024", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

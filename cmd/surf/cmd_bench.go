@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"runtime/pprof"
 
 	"github.com/surfkit/surf/cmd/surf/internal/bench"
 )
@@ -105,7 +103,7 @@ func benchObserve(ctx context.Context, cli *CLI, c *command, args []string) erro
 	}
 	defer b.Close()
 	if *cpuprofile != "" {
-		stop, err := startCPUProfile(*cpuprofile)
+		stop, err := bench.StartCPUProfile(*cpuprofile)
 		if err != nil {
 			return err
 		}
@@ -116,7 +114,7 @@ func benchObserve(ctx context.Context, cli *CLI, c *command, args []string) erro
 		Skipped: func(name string, err error) { fmt.Fprintf(cli.Stderr, "surf: skipping %s: %v\n", name, err) },
 		Page: func(p bench.ObservePage) {
 			if !*asJSON {
-				fmt.Fprintf(cli.Stderr, "%-40s observe %6.1f ms  raw %6.1f ms  ratio %4.2f  again %6.1f ms  tokens %5d\n", p.Name, p.ObserveMSP50, p.RawMSP50, p.RatioP50, p.AgainMS, p.Tokens)
+				bench.WriteObservePage(cli.Stderr, p)
 			}
 		},
 	})
@@ -126,33 +124,14 @@ func benchObserve(ctx context.Context, cli *CLI, c *command, args []string) erro
 	return printObserveBench(cli, res, *phases, *asJSON)
 }
 
-// startCPUProfile writes surf's CPU profile to path until stop.
-func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
-}
-
 // printObserveBench prints surf bench observe's results.
 func printObserveBench(cli *CLI, res *bench.ObserveResult, phases, asJSON bool) error {
 	if phases {
-		for _, k := range []string{"screenshot", "decode", "snapshot", "ax", "draw+encode"} {
-			fmt.Fprintf(cli.Stderr, "phase %-18s p50 %6.1f ms  p90 %6.1f ms\n", k, bench.Pct(res.Phases[k], 50), bench.Pct(res.Phases[k], 90))
-		}
+		bench.WritePhases(cli.Stderr, res)
 	}
 	if asJSON {
 		return json.NewEncoder(cli.Stdout).Encode(res)
 	}
-	fmt.Fprintf(cli.Stdout, "pages %d, %d rounds each\nobserve  p50 %.1f ms  p90 %.1f ms\nraw      p50 %.1f ms  p90 %.1f ms\nobserve/raw p50 %.2f\ntokens   p50 %d  p90 %d  max %d\nagain    p50 %.1f ms  again/observe p50 %.2f  (%d of %d pages handed out unchanged)\n",
-		res.Pages, res.Rounds, res.ObserveMSP50, res.ObserveMSP90, res.RawMSP50, res.RawMSP90, res.RatioP50, res.TokensP50, res.TokensP90, res.TokensMax, res.AgainMSP50, res.AgainRatioP50, res.AgainReused, res.Pages)
+	bench.WriteObserve(cli.Stdout, res)
 	return nil
 }

@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/cmd/surf/internal/recording"
 )
 
 // recordUsage is the usage text of surf record.
@@ -97,13 +93,6 @@ func parseRecordFlags(c *command, args []string) (*recordFlags, error) {
 	return f, nil
 }
 
-// recordedPage is a page surf record visited.
-type recordedPage struct {
-	URL     string   `json:"url"`
-	Title   string   `json:"title"`
-	Blocked []string `json:"blocked,omitempty"`
-}
-
 // runRecord is surf record.
 func runRecord(ctx context.Context, cli *CLI, c *command, args []string) error {
 	f, err := parseRecordFlags(c, args)
@@ -120,7 +109,10 @@ func runRecord(ctx context.Context, cli *CLI, c *command, args []string) error {
 	var o openOptions
 	origin := ""
 	if f.serve != "" {
-		srv, err := serveHARSite(f.serve, f.port)
+		srv, err := recording.Serve(f.serve, f.port)
+		if errors.Is(err, recording.ErrNotDir) {
+			return withHint(err, "give the directory holding the site's files")
+		}
 		if err != nil {
 			return err
 		}
@@ -160,8 +152,8 @@ func runRecord(ctx context.Context, cli *CLI, c *command, args []string) error {
 }
 
 // visit visits urls in turn, printing each, until one fails.
-func (f *recordFlags) visit(ctx context.Context, cli *CLI, b *browser, urls []string) ([]recordedPage, error) {
-	var pages []recordedPage
+func (f *recordFlags) visit(ctx context.Context, cli *CLI, b *browser, urls []string) ([]recording.Page, error) {
+	var pages []recording.Page
 	for _, u := range urls {
 		if err := b.checkURL(u); err != nil {
 			return pages, err
@@ -173,14 +165,7 @@ func (f *recordFlags) visit(ctx context.Context, cli *CLI, b *browser, urls []st
 			}
 			return pages, toolError(err)
 		}
-		v := recordedPage{URL: u}
-		if obs := res.Observation; obs != nil {
-			v.URL, v.Title = obs.URL, obs.Title
-			v.Blocked = append(v.Blocked, obs.Blocked.Navigations...)
-			if n := obs.Blocked.Requests; n > 0 {
-				v.Blocked = append(v.Blocked, fmt.Sprintf("%d subresource requests (hosts %s)", n, strings.Join(obs.Blocked.Hosts, ", ")))
-			}
-		}
+		v := recording.PageOf(u, res.Observation)
 		pages = append(pages, v)
 		if !f.json {
 			fmt.Fprintf(cli.Stdout, "recorded %s %q\n", v.URL, v.Title)
@@ -193,64 +178,19 @@ func (f *recordFlags) visit(ctx context.Context, cli *CLI, b *browser, urls []st
 }
 
 // printRecording prints what the recording at dst holds.
-func (f *recordFlags) printRecording(cli *CLI, dst string, pages []recordedPage) error {
-	info, err := sandbox.InspectHAR(dst)
+func (f *recordFlags) printRecording(cli *CLI, dst string, pages []recording.Page) error {
+	sum, err := recording.Summarize(dst, pages)
 	if err != nil {
 		return err
 	}
 	if f.json {
 		enc := json.NewEncoder(cli.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			HAR     string         `json:"har"`
-			Pages   []recordedPage `json:"pages"`
-			Entries int            `json:"entries"`
-			Origins []string       `json:"origins"`
-			Comment string         `json:"comment,omitempty"`
-		}{dst, pages, info.Entries, info.Origins, info.Comment})
+		return enc.Encode(sum)
 	}
-	size := int64(0)
-	if fi, err := os.Stat(dst); err == nil {
-		size = fi.Size()
-	}
-	fmt.Fprintf(cli.Stdout, "wrote %s: %d responses from %s (%s)\n", f.har, info.Entries, strings.Join(info.Origins, ", "), harSize(size))
-	if info.Comment != "" {
-		fmt.Fprintf(cli.Stdout, "note: %s\n", info.Comment)
+	fmt.Fprintf(cli.Stdout, "wrote %s: %d responses from %s (%s)\n", f.har, sum.Entries, strings.Join(sum.Origins, ", "), recording.Size(sum.Size))
+	if sum.Comment != "" {
+		fmt.Fprintf(cli.Stdout, "note: %s\n", sum.Comment)
 	}
 	return nil
-}
-
-// harSiteServer is a directory served on loopback for recording.
-type harSiteServer struct {
-	Addr string // host:port
-	srv  *http.Server
-}
-
-func (s *harSiteServer) Close() error { return s.srv.Close() }
-
-// serveHARSite serves the files in dir on 127.0.0.1:port (0: any free port).
-func serveHARSite(dir string, port int) (*harSiteServer, error) {
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return nil, withHint(fmt.Errorf("--serve %s is not a directory", dir), "give the directory holding the site's files")
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return nil, fmt.Errorf("serving %s: %w", dir, err)
-	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	return &harSiteServer{Addr: ln.Addr().String(), srv: srv}, nil
-}
-
-// harSize formats a size for people: 512 B, 3.4 KiB, 12.0 MiB.
-func harSize(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
 }

@@ -96,26 +96,8 @@ type reportJSON struct {
 	report.Summary
 }
 
-func describeReport(s report.Summary) string {
-	msg := fmt.Sprintf("%d %s", s.Steps, pluralWord(s.Steps, "step", "steps"))
-	if s.Denied > 0 {
-		msg += fmt.Sprintf(", %d denied", s.Denied)
-	}
-	if s.Errors > 0 {
-		msg += fmt.Sprintf(", %d with errors", s.Errors)
-	}
-	if s.Recovered > 0 {
-		msg += fmt.Sprintf(", %d recovered", s.Recovered)
-	}
-	msg += fmt.Sprintf(", %d %s", s.Images, pluralWord(s.Images, "image", "images"))
-	if s.Missing > 0 {
-		msg += fmt.Sprintf(" (%d missing)", s.Missing)
-	}
-	if !s.Ended {
-		msg += ", no end"
-	}
-	return msg + fmt.Sprintf(", %s bytes", commas(s.Bytes))
-}
+// describeReport is the report's summary in one line.
+func describeReport(s report.Summary) string { return s.Describe() }
 
 // journalHint adds advice to the errors a user can do something about:
 // a journal that is not there or not a journal, an output that cannot be
@@ -140,16 +122,4 @@ func pluralWord(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	out := make([]byte, 0, len(s)+len(s)/3)
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

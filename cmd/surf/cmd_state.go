@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/cmd/surf/internal/session"
-	"github.com/surfkit/surf/internal/termsafe"
 	"github.com/surfkit/surf/sandbox"
 )
 
@@ -94,7 +90,7 @@ func runState(ctx context.Context, cli *CLI, c *command, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(shown)
 	}
-	printStateOutline(cli.Stdout, shown)
+	shown.WriteText(cli.Stdout)
 	return nil
 }
 
@@ -115,44 +111,4 @@ func addSandboxFlags(fs *pflag.FlagSet) *browserFlags {
 	fs.BoolVar(&bf.noOSBox, "no-os-sandbox", false, "")
 	fs.BoolVar(&bf.noCrBox, "no-chromium-sandbox", false, "")
 	return bf
-}
-
-// printStateOutline prints what "surf state show" shows: no value anywhere.
-func printStateOutline(w io.Writer, s *sandbox.StateOutline) {
-	enc := ""
-	if s.Encrypted {
-		enc = ", encrypted"
-	}
-	fmt.Fprintf(w, "%s: %s, %s%s\n", termsafe.String(s.Path), plural(len(s.Cookies), "cookie"), plural(len(s.Origins), "origin"), enc)
-	if len(s.Cookies) > 0 {
-		fmt.Fprintln(w, "cookies:")
-	}
-	for _, c := range s.Cookies {
-		exp := "session"
-		if c.Expires != "" {
-			exp = "expires " + c.Expires
-		}
-		var flags []string
-		if c.HTTPOnly {
-			flags = append(flags, "httpOnly")
-		}
-		if c.Secure {
-			flags = append(flags, "secure")
-		}
-		if c.SameSite != "" {
-			flags = append(flags, "sameSite="+c.SameSite)
-		}
-		q := termsafe.String
-		fmt.Fprintln(w, "  "+strings.TrimSpace(fmt.Sprintf("%s %s %s  %s  %s", q(c.Domain), q(c.Path), q(c.Name), q(exp), q(strings.Join(flags, " ")))))
-	}
-	if len(s.Origins) > 0 {
-		fmt.Fprintln(w, "origins:")
-	}
-	for _, o := range s.Origins {
-		keys := make([]string, len(o.Keys))
-		for i, k := range o.Keys {
-			keys[i] = termsafe.String(k)
-		}
-		fmt.Fprintf(w, "  %s  local storage: %s\n", termsafe.String(o.Origin), strings.Join(keys, ", "))
-	}
 }

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
@@ -84,66 +81,29 @@ func (u *uiFlags) options(c *command) (mcpserver.HTTPOptions, bool, error) {
 // liveView is a live view served on its own address (surf run --ui,
 // surf work --ui).
 type liveView struct {
-	hub  *live.Hub
-	ui   *liveui.Handler
-	srv  *http.Server
-	errc chan error
+	hub *live.Hub
+	srv *liveui.Server
 }
 
-// startLiveView listens on addr and serves the hub's UI behind the
-// HTTP checks, and says where on stderr.
+// startLiveView serves a live view on addr and says where on stderr.
 func startLiveView(ctx context.Context, cli *CLI, addr string, o mcpserver.HTTPOptions) (*liveView, error) {
-	hub := live.New(live.Config{Logger: cli.Logger})
-	ui, err := liveui.New(liveui.Config{Hub: hub, Logger: cli.Logger})
+	srv, err := liveui.Serve(ctx, addr, o, cli.Logger)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--ui: listening on %s: %w", addr, err)
-	}
-	lv := &liveView{hub: hub, ui: ui, errc: make(chan error, 1)}
-	lv.srv = &http.Server{
-		Handler:           mcpserver.Guard(ui, ln.Addr().String(), o, true, cli.Logger),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	go func() { lv.errc <- lv.srv.Serve(ln) }()
-	fmt.Fprintf(cli.Stderr, "surf: live view at %s\n", loginURL(ln.Addr(), o))
-	return lv, nil
-}
-
-// loginURL is the address a person opens first: with the token, which
-// the server swaps for a cookie.
-func loginURL(addr net.Addr, o mcpserver.HTTPOptions) string {
-	host := addr.String()
-	if o.PublicHost != "" {
-		if _, port, err := net.SplitHostPort(host); err == nil {
-			host = net.JoinHostPort(o.PublicHost, port)
-		}
-	}
-	if o.Token == "" || o.NoToken {
-		return "http://" + host + "/"
-	}
-	return "http://" + host + "/?token=" + o.Token
+	fmt.Fprintf(cli.Stderr, "surf: live view at %s\n", srv.LoginURL)
+	return &liveView{hub: srv.Hub, srv: srv}, nil
 }
 
 // Close ends the sessions, the streams and the server.
 func (lv *liveView) Close() {
-	if lv == nil {
-		return
-	}
-	lv.hub.Close()
-	lv.ui.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := lv.srv.Shutdown(ctx); err != nil {
+	if lv != nil {
 		lv.srv.Close()
 	}
-	if err := <-lv.errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		_ = err // the server is gone either way
-	}
 }
+
+// loginURL is the address a person opens first (mcpserver.LoginURL).
+func loginURL(addr net.Addr, o mcpserver.HTTPOptions) string { return mcpserver.LoginURL(addr, o) }
 
 // attachLive gives a live session its surfer and sandbox session.
 func attachLive(ls *live.Session, surf *websurfer.Surfer, sess *sandbox.Session) {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/pflag"
 
+	"github.com/surfkit/surf/cmd/surf/internal/policycheck"
 	"github.com/surfkit/surf/policy"
 )
 
@@ -39,26 +37,7 @@ func addPolicyFlags(fs *pflag.FlagSet) *policyFlags {
 
 // splitPatterns splits comma-separated LISTs into host rules.
 func splitPatterns(flag string, lists []string) ([]policy.HostRule, error) {
-	var out []policy.HostRule
-	for _, list := range lists {
-		n := 0
-		for _, s := range strings.Split(list, ",") {
-			s = strings.TrimSpace(s)
-			if s == "" {
-				continue
-			}
-			r, err := policy.ParseHostRule(s)
-			if err != nil {
-				return nil, fmt.Errorf("--%s: %v", flag, err)
-			}
-			out = append(out, r)
-			n++
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("--%s %q: no host patterns", flag, list)
-		}
-	}
-	return out, nil
+	return policycheck.SplitPatterns(flag, lists)
 }
 
 // policy builds the policy the flags describe. getenv resolves "env:"
@@ -66,72 +45,16 @@ func splitPatterns(flag string, lists []string) ([]policy.HostRule, error) {
 // bad policy: an *exitError with code 2, whose message names the file, the
 // line and the problem.
 func (f *policyFlags) policy(getenv func(string) string) (*policy.Policy, error) {
-	bad := func(err error) error {
-		return &exitError{code: 2, err: withHint(err, "see 'surf help policy' for the policy file and pattern syntax")}
-	}
-	allow, err := splitPatterns("allow", f.allow)
+	p, err := policycheck.Build(f.file, f.allow, f.deny, getenv)
 	if err != nil {
-		return nil, bad(err)
-	}
-	deny, err := splitPatterns("deny", f.deny)
-	if err != nil {
-		return nil, bad(err)
-	}
-	if f.file == "" {
-		p, err := policy.New(policy.Config{Allow: allow, Deny: deny})
-		if err != nil {
-			return nil, bad(err)
-		}
-		return p, nil
-	}
-	cfg, err := policy.Load(f.file, policy.LoadOptions{Getenv: getenv})
-	if err != nil {
-		return nil, bad(err)
-	}
-	base, err := policy.New(cfg)
-	if err != nil {
-		return nil, bad(fmt.Errorf("%s: %w", f.file, err))
-	}
-	if len(allow) == 0 && len(deny) == 0 {
-		return base, nil
-	}
-	p, err := base.Restrict(policy.Restriction{Allow: allow, Deny: deny})
-	if err != nil {
-		return nil, bad(err)
+		return nil, &exitError{code: 2, err: withHint(err, "see 'surf help policy' for the policy file and pattern syntax")}
 	}
 	return p, nil
 }
 
-// hint returns advice for a denied decision, for "surf: hint:" lines, or ""
-// when there is nothing the user can do with flags. With a policy file, the
-// advice is to edit the file: flags can only narrow it.
+// hint returns advice for a denied decision (see policycheck.Hint).
 func (f *policyFlags) hint(d policy.Decision) string {
-	if d.Verdict == policy.Allow || d.Host == "" {
-		return ""
-	}
-	pattern := strings.TrimSuffix(strings.TrimPrefix(d.Host, "["), "]")
-	if d.Addr.IsValid() && d.Rule == policy.RulePrivateNetworks {
-		pattern = d.Addr.String() // a dialled address
-	}
-	switch d.Rule {
-	case policy.RulePrivateNetworks, policy.RuleAllow:
-	case policy.RuleAsk:
-		return "this host needs approval; run with an approver, or move it to the allow list"
-	case policy.RuleDeny:
-		if f.file != "" {
-			return fmt.Sprintf("%s is on a deny list (in %s or a --deny flag)", d.Host, f.file)
-		}
-		return fmt.Sprintf("%s is on the --deny list", d.Host)
-	default:
-		return ""
-	}
-	if f.file != "" {
-		return fmt.Sprintf("add %s to the allow list in %s (--allow can only narrow a policy file)", pattern, f.file)
-	}
-	if len(f.allow) == 0 && d.Rule == policy.RulePrivateNetworks {
-		return fmt.Sprintf("add --allow %s to reach it (and --allow '*' to keep the public web)", pattern)
-	}
-	return fmt.Sprintf("add --allow %s", pattern)
+	return policycheck.Hint(d, f.file, len(f.allow) > 0)
 }
 
 // deniedError turns a denied decision into an error with the hint, for

@@ -8,13 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/sashabaranov/go-openai"
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/internal/llm"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/websurfer"
+	"github.com/surfkit/surf/worker"
 	"gopkg.in/yaml.v3"
 )
 
@@ -209,4 +213,46 @@ func BoardOnce(ctx context.Context, run board.RunFunc, scens []*Scenario, w, n i
 	res.OverheadMaxMS = slices.Max(over)
 	res.RunP50MS = Pct(runs, 50)
 	return res, nil
+}
+
+// BoardWorker is surf bench board's worker configuration, all but the
+// browser: a policy allowing every scenario's site (each task narrows it
+// to its own), and each task replaying its scenario's pages and model,
+// every model call waiting delay first. The caller sets Sandbox (with
+// this Policy), MaxActive and Logger.
+func BoardWorker(ctx context.Context, scens []*Scenario, delay time.Duration) (worker.Config, error) {
+	byName := map[string]*Scenario{}
+	var allow []policy.HostRule
+	for _, sc := range scens {
+		byName[sc.Name()] = sc
+		r, err := policy.ParseHostRule(strings.TrimPrefix(sc.Origin(), "http://"))
+		if err != nil {
+			return worker.Config{}, err
+		}
+		allow = append(allow, r)
+	}
+	base, err := policy.New(policy.Config{Allow: allow})
+	if err != nil {
+		return worker.Config{}, err
+	}
+	scenarioOf := func(t board.Task) *Scenario { return byName[t.Labels["scenario"]] }
+	return worker.Config{
+		Policy: base,
+		SessionFor: func(t board.Task) sandbox.SessionConfig {
+			return sandbox.SessionConfig{ReplayHAR: filepath.Join(scenarioOf(t).Dir(), "site.har")}
+		},
+		SurfFor: func(t board.Task, cfg websurfer.Config) websurfer.Config {
+			if sc := scenarioOf(t); sc.Search != "" {
+				cfg.SearchURL = sc.Origin() + sc.Search
+			}
+			return cfg
+		},
+		ModelFor: func(t board.Task) (websurfer.Model, string, error) {
+			m, err := llm.New(ctx, llm.Config{Model: "replay-model", MaxRetries: -1, Replay: filepath.Join(scenarioOf(t).Dir(), "model.json")})
+			if err != nil {
+				return nil, "", err
+			}
+			return SlowModel{M: m, Delay: delay}, "replay-model", nil
+		},
+	}, nil
 }

@@ -1,6 +1,8 @@
 // Package policycheck judges URLs by a policy for "surf policy check",
 // one JSON line of verdict a URL, the URLs given one by one or as JSON
-// lines on stdin.
+// lines on stdin. It also builds the policy of every command's policy
+// flags (Build: --policy, --allow, --deny) and gives advice for a URL
+// they deny (Hint).
 //
 // LineOf turns a policy's decision into the output line; Stdin reads the
 // input lines and judges each:
