@@ -37,7 +37,7 @@ func spanDump(s tracetest.SpanStub) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %v %s %s|", s.Name, s.Status.Code, s.Status.Description, s.Resource)
 	for _, a := range s.Attributes {
-		fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.Emit())
+		fmt.Fprintf(&b, "%s=%s;", a.Key, a.Value.String())
 	}
 	for _, e := range s.Events {
 		fmt.Fprintf(&b, "event %s %v;", e.Name, e.Attributes)
