@@ -328,14 +328,25 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 				s.cast.started.Add(1)
 			}
 			kicked = false
-			if _, err := cdp.Call(ctx, sh.t.sess, page.StartScreencast, params); err != nil {
+			// Bounded, as every call of the loop: a start that does not
+			// answer must not hold the loop (and its kicks) for ever.
+			sctx, scancel := context.WithTimeout(ctx, castCallPatience)
+			_, err := cdp.Call(sctx, sh.t.sess, page.StartScreencast, params)
+			scancel()
+			switch {
+			case err != nil && ctx.Err() != nil:
 				cancel()
-				if ctx.Err() != nil {
-					return
-				}
+				return
+			case err != nil && isGone(err):
+				cancel()
 				s.log.Debug("starting the screencast", "err", err)
 				failed = sh.t
-			} else {
+			default:
+				if err != nil {
+					// frames are taken by the loop until the screencast
+					// sends some
+					s.log.Debug("starting the screencast", "err", err)
+				}
 				cur, events, unsub, failed = sh, ch, cancel, nil
 				if castSilent.Load() { // tests: a screencast that sends nothing
 					events = nil
@@ -380,7 +391,9 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 				// As every image surf hands out: what shows a secret
 				// (or text a person typed) is painted over. A frame
 				// that cannot be masked is dropped.
-				masked, err := s.maskNow(ctx, cur.t, ev.Data, o.Quality)
+				mctx, mcancel := context.WithTimeout(ctx, castCallPatience)
+				masked, err := s.maskNow(mctx, cur.t, ev.Data, o.Quality)
+				mcancel()
 				if err != nil {
 					s.log.Debug("dropping a screencast frame that cannot be masked", "err", err)
 					f.JPEG = nil
@@ -393,9 +406,11 @@ func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan st
 				s.deliver(f)
 			}
 			framed = true
-			if _, err := cdp.Call(ctx, cur.t.sess, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: ev.SessionID}); err != nil && ctx.Err() == nil {
+			actx, acancel := context.WithTimeout(ctx, castCallPatience)
+			if _, err := cdp.Call(actx, cur.t.sess, page.ScreencastFrameAck, page.ScreencastFrameAckParams{SessionID: ev.SessionID}); err != nil && ctx.Err() == nil {
 				s.log.Debug("acknowledging a screencast frame", "err", err)
 			}
+			acancel()
 		}
 	}
 }
@@ -407,6 +422,10 @@ const (
 	castKick    = time.Second
 	castKickMax = 8 * time.Second
 )
+
+// castCallPatience bounds each call the screencast loop makes into the
+// page.
+const castCallPatience = 5 * time.Second
 
 // castSilent makes every screencast send nothing (tests).
 var castSilent atomic.Bool
