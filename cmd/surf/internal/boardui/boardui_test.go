@@ -109,7 +109,7 @@ func startWorker(t *testing.T, ctx context.Context, b *board.Board, name string,
 			end := ls.Begin()
 			defer end()
 			defer livebus.StopCancelsTask(ctx, ls, c)() // as surf work's live view does
-			if c.Task.ID == "forever" { // on whichever worker claims it
+			if c.Task.ID == "forever" {                 // on whichever worker claims it
 				<-ctx.Done() // until a person stops it
 				return nil, ctx.Err()
 			}
