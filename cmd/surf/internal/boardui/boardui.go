@@ -250,11 +250,7 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { webguard.WriteJSON(w, status, v) }
 
 func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.view())
@@ -454,9 +450,6 @@ func (h *Handler) stop(w http.ResponseWriter, r *http.Request, _ []byte) {
 	answer(w, err)
 }
 
-// mjpegBoundary separates the frames of the live view's stream.
-const mjpegBoundary = "surfframe"
-
 // The live view's stream sends its last frame again when no new one
 // came within mjpegRepeat (Chromium shows a part once the next starts),
 // then waits up to the bridge's longest for the next.
@@ -466,7 +459,7 @@ const mjpegRepeat = 250 * time.Millisecond
 // each next frame over NATS: the worker's screencast runs while this
 // stream asks, and stops a lease after it ends.
 func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
+	stream, ok := webguard.NewMJPEG(w)
 	if !ok {
 		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
 		return
@@ -507,23 +500,14 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 			frame = last
 		}
 		if !started {
-			w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+mjpegBoundary)
-			w.WriteHeader(http.StatusOK)
-			if _, err := io.WriteString(w, "--"+mjpegBoundary+"\r\n"); err != nil {
+			if stream.Start() != nil {
 				return
 			}
 			started = true
 		}
-		if _, err := fmt.Fprintf(w, "Content-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", len(frame)); err != nil {
+		if stream.Frame(frame) != nil {
 			return
 		}
-		if _, err := w.Write(frame); err != nil {
-			return
-		}
-		if _, err := io.WriteString(w, "\r\n--"+mjpegBoundary+"\r\n"); err != nil {
-			return
-		}
-		fl.Flush()
 		if len(rep.Frame) == 0 {
 			last = nil // repeated once: wait the longest for a new one
 		} else {

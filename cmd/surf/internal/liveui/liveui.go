@@ -132,11 +132,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) (*live.Session
 	return s, ok
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { webguard.WriteJSON(w, status, v) }
 
 func (h *Handler) sessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.hub.List())
@@ -240,9 +236,6 @@ func (h *Handler) sessionEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// mjpegBoundary separates the frames of the live view's stream.
-const mjpegBoundary = "surfframe"
-
 // live streams the screencast as MJPEG (multipart/x-mixed-replace, which
 // an <img> shows frame by frame). The screencast runs while at least one
 // such stream is open.
@@ -251,7 +244,7 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	fl, ok := w.(http.Flusher)
+	stream, ok := webguard.NewMJPEG(w)
 	if !ok {
 		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
 		return
@@ -271,26 +264,10 @@ func (h *Handler) live(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 		}
 	}()
-	w.Header().Set("Content-Type", "multipart/x-mixed-replace; boundary="+mjpegBoundary)
-	w.WriteHeader(http.StatusOK)
-	if _, err := io.WriteString(w, "--"+mjpegBoundary+"\r\n"); err != nil {
+	if stream.Start() != nil {
 		return
 	}
-	fl.Flush()
-	write := func(f live.Frame) bool {
-		// The boundary follows each frame at once.
-		if _, err := fmt.Fprintf(w, "Content-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n", len(f.JPEG)); err != nil {
-			return false
-		}
-		if _, err := w.Write(f.JPEG); err != nil {
-			return false
-		}
-		if _, err := io.WriteString(w, "\r\n--"+mjpegBoundary+"\r\n"); err != nil {
-			return false
-		}
-		fl.Flush()
-		return true
-	}
+	write := func(f live.Frame) bool { return stream.Frame(f.JPEG) == nil }
 	seq := 0
 	var last live.Frame
 	repeated := false

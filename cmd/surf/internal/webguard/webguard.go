@@ -2,8 +2,9 @@
 // (the live view, package liveui, and the board's page, package boardui):
 // the strict Content-Security-Policy and the headers every response
 // carries, and the same-origin check of every request that changes
-// something. Authentication (token, cookie, loopback) is
-// mcpserver.Guard's.
+// something; and the two responses both pages write alike, JSON answers
+// and the live view's MJPEG stream. Authentication (token, cookie,
+// loopback) is mcpserver.Guard's.
 package webguard
 
 import (
