@@ -12,26 +12,7 @@ import (
 )
 
 // benchBoardUsage is the usage of "surf bench board".
-const benchBoardUsage = `Usage: surf bench board [--workers 1,2,4,8] [--tasks 24] [--model-delay 1s] [--scenarios DIR] [--json] [flags]
-
-Measures the board offline and deterministically: for each worker count of
---workers, a fresh board (embedded server, in a temporary directory) gets
---tasks tasks built in turn from the replay scenarios under --scenarios
-(default testdata/replay: each a scenario.yaml, its pages recorded in
-site.har and its model in a cassette, model.json), and that many workers
-in this process (one browser, a context per task) run them. Each model
-call waits --model-delay first, to stand for a real model's latency. It
-prints, per worker count: tasks done and failed, the wall time from the
-first claim to the last result, tasks per minute, the speedup over the
-first worker count, and the board's overhead per task (claim to start plus
-finish to result stored) at p50, p95 and max.
-
-Flags:
-  --max-active N      tasks driving the browser at once, as for surf work
-                      (default: one per core, at least 2)
-
-Example:
-  surf bench board --workers 1,2,4,8 --tasks 24 --model-delay 1s`
+var benchBoardUsage = helpText("bench-board")
 
 func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)

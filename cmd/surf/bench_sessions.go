@@ -12,29 +12,7 @@ import (
 )
 
 // benchSessionsUsage is the usage of "surf bench sessions".
-const benchSessionsUsage = `Usage: surf bench sessions [--n 1,4,8,16,64] [--cycles N] [--json] [flags]
-
-For each N of --n: starts "surf serve --http" (this executable) on loopback
-with --max-sessions N, opens N MCP sessions at once, and has each do
---cycles visit/click cycles (default 5) on a loopback fixture site: visit a
-page, click its "Next" link. Then it stops the server and reports, per N:
-calls ok and failed (with the first errors, and how many failures were a
-session's first call), p50/p90 of the action time and,
-separately, of the time calls waited for their turn at the browser (the
-server's action_ms and queued_ms), p50/p90 of the call latency the client
-saw, throughput in actions per second, and the peak resident memory of the
-server and its browser processes, sampled every 500 ms: the sum of their
-RSS, and the sum of their PSS (which counts shared pages once).
-
-Flags:
-  --n LIST            session counts to measure, comma-separated (default 8)
-  --cycles N          visit/click cycles per session (default 5)
-  --max-active N      passed to surf serve (default: its own, 1 per core)
-  --image MODE        passed to surf serve: som (default), plain or none
-  --json              print one JSON object per N
-
-Example:
-  surf bench sessions --n 1,4,8,16,64 --cycles 5`
+var benchSessionsUsage = helpText("bench-sessions")
 
 // benchSessions is surf bench sessions.
 func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) error {

@@ -44,26 +44,7 @@ func addBoardFlags(fs *pflag.FlagSet) *boardFlags {
 }
 
 // boardFlagsHelp is the usage text of the board flags.
-const boardFlagsHelp = `  --data DIR          the board's data directory, for the embedded NATS server
-                      (default $SURF_BOARD_DIR, else ~/.local/share/surf/board);
-                      every surf process on the machine that names the same
-                      directory shares one board
-  --nats URL          use this NATS server or cluster (comma-separated URLs,
-                      default $SURF_NATS_URL) instead of the embedded server
-  --creds FILE        NATS credentials file for --nats (default $SURF_NATS_CREDS)
-  --tls-ca FILE       PEM certificate authorities of the NATS servers (default
-                      $SURF_NATS_TLS_CA; the system's when neither is set)
-  --tls-cert FILE, --tls-key FILE
-                      a client certificate and its key, for servers that
-                      verify clients (default $SURF_NATS_TLS_CERT and
-                      $SURF_NATS_TLS_KEY)
-  --nkey FILE         a file holding the seed of an nkey user (default
-                      $SURF_NATS_NKEY); secrets are always files, never values
-                      on the command line
-  --replicas N        copies JetStream keeps of the board on a cluster (default
-                      1; 3 on a cluster of three nodes); the first command to
-                      open the board creates it with this, a later larger N
-                      scales it up`
+var boardFlagsHelp = helpText("board-flags")
 
 // config is the board.Config the flags (and the environment) describe.
 func (f *boardFlags) config(cli *CLI) (board.Config, error) {

@@ -66,22 +66,7 @@ func addBrowserFlags(fs *pflag.FlagSet) *browserFlags {
 }
 
 // browserFlagsHelp is the usage text of the shared flags.
-const browserFlagsHelp = `  --policy FILE       the policy (YAML); --allow/--deny then narrow it
-  --allow LIST        hosts that may be visited, comma-separated ("*" = any public host)
-  --deny LIST         hosts that may not
-  --connect URL       a remote Playwright browser server (ws://...)
-  --cdp URL           a remote browser's DevTools endpoint
-  --uploads DIR       the only directory upload_file may read
-  --downloads DIR     keep downloads here (default: a private temp dir)
-  --budget N          the observation's token budget (default 2500)
-  --no-os-sandbox     do not run Chromium in bubblewrap (weakens isolation; as
-                      root, Chromium's own sandbox then needs --no-chromium-sandbox)
-  --no-chromium-sandbox  turn Chromium's own sandbox off (weakens isolation)
-  --record-har FILE   record what the session loads into FILE (see 'surf help record')
-  --replay-har FILE   answer every request from the recording FILE, offline
-  --search-url URL    the web_search engine, %s standing for the query
-                      (default https://duckduckgo.com/html/?q=%s)
-  --headful           show the browser window`
+var browserFlagsHelp = helpText("browser-flags")
 
 // browser is an open sandbox, session and surfer.
 type browser struct {

@@ -12,31 +12,7 @@ import (
 )
 
 // benchUsage is the usage text of surf bench.
-const benchUsage = `Usage: surf bench observe --corpus DIR [--rounds N] [--json] [flags]
-       surf bench sessions [--n 1,4,8,16,64] [--cycles N] [--json]
-
-Serves DIR on loopback (each subfolder with an index.html is a page; every
-other host fails fast) and, for each page, navigates to it (not timed), then
-times in the same run:
-  1. a full observation, with the set-of-mark image encoded as sent to the model;
-  2. a raw screenshot alone, in the same format and size.
-Each page is measured --rounds times (default 3), alternating which of the
-two goes first. --phases also prints the observation's phases, and
---cpuprofile FILE writes surf's own CPU profile. It prints p50/p90 of both, the p50 of the per-sample ratio
-observe/raw, and p50/p90/max of the observation's text tokens.
-
-With --json it prints one object with the keys pages, observe_ms_p50,
-observe_ms_p90, raw_ms_p50, raw_ms_p90, ratio_p50, tokens_p50, tokens_p90
-and tokens_max.
-
-Example:
-  surf bench observe --corpus ../shared/corpus --json
-
-` + benchSessionsUsage + `
-
-` + benchBoardUsage + `
-
-` + benchActionsUsage
+var benchUsage = helpText("bench")
 
 func init() {
 	c := &command{

@@ -34,54 +34,7 @@ func addBoardSub(name, usage string, run func(ctx context.Context, cli *CLI, c *
 	boardSubs[name] = &boardSub{cmd: &command{name: "board " + name, usage: usage}, run: run}
 }
 
-const boardUsage = `Usage: surf board add TASK [flags] | add --from FILE
-       surf board list [--state S]... [--label K=V]...
-       surf board show ID
-       surf board wait ID... [--timeout D]
-       surf board cancel ID [--reason TEXT]
-       surf board watch [--once]
-       surf board report ID [-o FILE.html]
-       surf board files ID
-       surf board get ID NAME [-o FILE]
-       surf board export [--format jsonl|csv] [--label K=V]...
-       surf board state put NAME FILE --recipient KEY... | list | rm NAME | keygen -o FILE
-       surf board config [--lease D]
-       surf board migrate [--from DIR] --to URL [--force]
-       surf board ui [--http ADDR]
-
-The task board: web tasks that 'surf work' processes claim and run, with
-dependencies between them, kept durably (by default in an embedded NATS
-server over a data directory, shared by every surf process on the machine;
-with --nats, on a NATS server or cluster).
-
-  add      put a task on the board (or a batch from a JSONL file)
-  list     a table of the tasks: id, state, worker, attempts, age, answer
-  show     everything about one task
-  wait     wait until tasks end; exit 0 if all are done
-  cancel   cancel a task that has not ended (its dependents fail)
-  watch    a live table of the running tasks and counts per state
-  report   an HTML report of a finished task's run, from its journal
-  files    a task's files: what its run downloaded, what was attached
-  get      write one of a task's files out
-  export   the tasks' results as a table (JSONL or CSV), one row a task
-  state    saved logins for tasks (--state NAME), encrypted to the workers
-  config   the board's settings: the lease
-  migrate  copy an embedded board (tasks, results, files, states) to a
-           NATS server or cluster
-  ui       a web page of the tasks and every worker's live sessions
-
-Run 'surf board CMD --help' for the flags of one. Every command takes
---json, and the board flags:
-` + boardFlagsHelp + `
-
-Exit codes: 0 success; 1 the command failed (an unknown task, a task that
-did not end done, a timeout); 2 bad usage or a bad task policy.
-
-Examples:
-  surf board add "Find the opening hours" --start-url https://example.com/ --id hours
-  surf board add "Compare the two answers" --after hours,prices
-  surf work --workers 2 --idle 30s &
-  surf board wait hours --timeout 10m && surf board report hours -o hours.html`
+var boardUsage = helpText("board")
 
 func init() {
 	c := &command{

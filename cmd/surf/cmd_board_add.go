@@ -15,65 +15,7 @@ import (
 
 func init() { addBoardSub("add", boardAddUsage, boardAdd) }
 
-const boardAddUsage = `Usage: surf board add TASK [flags]
-       surf board add --from FILE|- [--json]
-
-Puts a task on the board and prints its id. It runs when every task it
-comes --after is done; when one of them fails or is cancelled, it fails
-with that reason (unless --run-after-failure). Their answers (and
-structured results) are given to its model as quoted data, and the
-instruction may quote one where it is needed: {{ID.answer}}, {{ID.result}}
-or {{ID.result.KEY}}, for an ID it runs --after (anything else between
-{{ and }} is refused).
-
-A batch comes from a JSONL file (or stdin with "-"): one task a line, as
-JSON with the fields id, instruction, start_url, after, run_after_failure,
-max_steps, max_time ("5m"), labels, output_schema (a JSON Schema),
-saved_state (as --state) and policy ({"allow": [{"host":
-"example.com"}], "deny": [...], "ask": [...], "actions": [...]}). Blank
-lines and lines starting with # are skipped. The batch is added whole or
-not at all: a bad line, an unknown dependency or a cycle adds nothing.
-
-A task's policy narrows the worker's policy and can never widen it. It
-holds no secrets: they belong in the worker's policy file.
-
-Flags:
-  --id ID             the task's id (default: made up); letters, digits,
-                      '-' and '_'
-  --start-url URL     open this page before the first step
-  --allow LIST        the task may only reach these hosts (comma-separated;
-                      repeatable)
-  --deny LIST         the task may never reach these hosts
-  --policy FILE       a YAML policy file whose allow, ask, deny and actions
-                      narrow the worker's policy for this task (--deny adds
-                      to it; --allow cannot be combined with it)
-  --after LIST        ids of tasks that must be done first (comma-separated;
-                      repeatable)
-  --run-after-failure run once the --after tasks have ended, however
-  --max-steps N       the run's step budget (default: the worker's)
-  --max-time D        the run's time budget, such as 5m (default: the worker's)
-  --label K=V         a label, for people and programs reading the board
-                      (repeatable)
-  --output-schema FILE
-                      a JSON Schema the task's structured result must
-                      match; the model gets three tries, then the task
-                      fails with the validator's reason
-  --state NAME        start signed in: the saved state NAME on the board
-                      (see 'surf board state'), filtered by the policy
-  --attach FILE       store FILE on the board with the task; the worker
-                      that runs it puts it in the run's uploads directory,
-                      for upload_file (repeatable; at most 16, 100 MiB
-                      each)
-  --from FILE         add the tasks of a JSONL file ("-" for stdin)
-  --json              print the added records as JSON
-` + boardFlagsHelp + `
-
-Examples:
-  surf board add "Find the opening hours" --start-url https://example.com/ --id hours
-  surf board add "Summarize the hours" --after hours --allow example.com
-  surf board add "Plan a visit from {{hours.answer}}" --after hours
-  surf board add "Find the price and the tags" --output-schema price.json
-  surf board add --from tasks.jsonl`
+var boardAddUsage = helpText("board-add")
 
 // addFlags are the flags of one task given on board add's command line.
 type addFlags struct {

@@ -10,27 +10,7 @@ import (
 
 func init() { addBoardSub("config", boardConfigUsage, boardConfig) }
 
-const boardConfigUsage = `Usage: surf board config [--lease D] [--json]
-
-Shows the board's settings, or changes them. They are the board's, shared
-by every worker: no worker changes them by starting.
-
-  lease     how long a claimed task stays with a worker that stopped
-            heartbeating before it goes back on the queue (default 1m,
-            set when the board is created). Workers heartbeat three times
-            a lease (at least every 5s) and follow a change within a
-            beat. A short lease brings a lost worker's task back sooner;
-            one shorter than a worker's pauses (a busy machine, a NATS
-            leader election) hands running tasks to another worker.
-
-Flags:
-  --lease D           set the lease, such as 30s or 2m (at least 300ms)
-  --json              print the settings as JSON
-` + boardFlagsHelp + `
-
-Examples:
-  surf board config
-  surf board config --lease 15s`
+var boardConfigUsage = helpText("board-config")
 
 // boardSettings is what surf board config prints.
 type boardSettings struct {

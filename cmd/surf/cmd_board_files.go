@@ -21,34 +21,9 @@ func init() {
 // board get. The logic is board's (Task.AttachFile, Record.FindFile,
 // Board.ReadFile).
 
-const boardFilesUsage = `Usage: surf board files ID [--json]
+var boardFilesUsage = helpText("board-files")
 
-Lists a task's files on the board: what its last run downloaded, and the
-files attached to it when it was added (--attach). Each with its kind,
-name, size, SHA-256 and name in the board's file store. 'surf board get'
-writes one out.
-
-Flags:
-  --json              print the files as JSON
-` + boardFlagsHelp + `
-
-Example:
-  surf board files hours`
-
-const boardGetUsage = `Usage: surf board get ID NAME [-o FILE]
-
-Writes a file of a task (a download of its last run, or an attachment, by
-the name 'surf board files' lists) to FILE, checked against the size and
-SHA-256 its task recorded. Without -o it is written to NAME in the current
-directory, which must not exist yet; -o - writes it to stdout.
-
-Flags:
-  -o, --output FILE   where to write it ("-" for stdout)
-` + boardFlagsHelp + `
-
-Examples:
-  surf board get hours timetable.csv
-  surf board get hours timetable.csv -o /tmp/timetable.csv`
+var boardGetUsage = helpText("board-get")
 
 // attachFiles attaches the files of --attach to t, refusing what is not
 // a readable regular file.

@@ -13,41 +13,7 @@ import (
 
 func init() { addBoardSub("migrate", boardMigrateUsage, boardMigrate) }
 
-const boardMigrateUsage = `Usage: surf board migrate [--from DIR] --to URL [--force] [--json]
-
-Copies the board of an embedded server's data directory to a NATS server
-or cluster: every task with its state and result, every file its runs
-stored (journals, images, reports), every other bucket of the board
-(saved states, settings), whether or not this surf knows it, and the
-board's lease. Ready tasks are queued again on the target; pending ones
-wait there as they did. The source is left as it was.
-
-Run it again at will: what the target holds as the source has it is
-skipped, and a task that moved on at the source since is brought up to
-date. A target that holds something else under the source's names (a
-different task with the same id, a task that moved on there, a file or key
-with other contents, another lease when it has tasks) is refused, naming
-them, before anything is written;
---force replaces those with the source's. Tasks and files under other
-names are left alone. The source may not have running tasks: stop its
-workers first.
-
-Flags:
-  --from DIR          the embedded board's data directory (default
-                      $SURF_BOARD_DIR, else ~/.local/share/surf/board)
-  --to URL            the NATS server or cluster to copy to (comma-separated
-                      URLs; default --nats, else $SURF_NATS_URL); --creds,
-                      --tls-ca, --tls-cert, --tls-key, --nkey and --replicas
-                      are the target's
-  --force             replace what the target holds under the same names
-  --json              print what was copied, bucket by bucket, as JSON
-` + boardFlagsHelp + `
-
-Exit codes: 0 copied; 1 refused or failed (the target keeps what was
-copied so far: run it again); 2 bad usage.
-
-Example:
-  surf board migrate --from ~/.local/share/surf/board --to nats://nats-1:4222,nats://nats-2:4222 --replicas 3`
+var boardMigrateUsage = helpText("board-migrate")
 
 func boardMigrate(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)

@@ -16,47 +16,7 @@ import (
 
 func init() { addBoardSub("state", boardStateUsage, boardState) }
 
-const boardStateUsage = `Usage: surf board state put NAME FILE (--recipient KEY | -R FILE)... [key flags]
-       surf board state list [--json]
-       surf board state rm NAME
-       surf board state keygen -o FILE
-
-Saved logins for the board's tasks. 'put' stores the storage-state FILE
-(as 'surf login' saves it) on the board as NAME, encrypted with age to the
-recipients given: the public keys of the workers that may use it. The
-board never holds it in clear, and a task record holds only its name. A
-task added with '--state NAME' starts signed in on a worker started with
-'surf work --state-identity FILE', where FILE is the identity of one of
-the recipients; the state is filtered by the task's policy (a cookie for a
-host the task may not reach is not loaded) and never written back. On a
-worker without such an identity the task fails, with the reason.
-
-'keygen' makes a worker's identity (age's format, as age-keygen writes
-it) and prints its public key, the recipient to put states for. 'list'
-shows the saved states (counts, hosts and recipients, never a value);
-'rm' removes one. 'put' with a NAME the board holds replaces it.
-
-Flags:
-  -r, --recipient KEY an age public key (age1...) to encrypt to
-                      (repeatable)
-  -R, --recipients-file FILE
-                      a file of age public keys, one a line (repeatable)
-  -o, --output FILE   (keygen) where to write the identity; an existing
-                      file is not replaced
-  --state-passphrase-file FILE, --state-identity FILE
-                      (put) FILE's key, when it is encrypted
-  --json              print JSON
-` + boardFlagsHelp + `
-
-Exit codes: 0 success; 1 the command failed (no such state, FILE cannot
-be read); 2 bad usage.
-
-Examples:
-  surf board state keygen -o worker.key     # on the worker; prints age1...
-  surf login https://mail.example.com/ --state mail.json
-  surf board state put mail mail.json --recipient age1...
-  surf board add "count the unread mails" --state mail --start-url https://mail.example.com/
-  surf work --state-identity worker.key --allow mail.example.com`
+var boardStateUsage = helpText("board-state")
 
 // boardState is surf board state.
 func boardState(ctx context.Context, cli *CLI, c *command, args []string) error {

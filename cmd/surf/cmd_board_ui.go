@@ -13,34 +13,7 @@ import (
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 )
 
-const boardUIUsage = `Usage: surf board ui [--http ADDR] [flags]
-
-Serves the board's page: every task on the board by state, with its
-dependencies and, once it ran, its steps, answer or structured result,
-files and report; and every live session of every 'surf work' process
-on the board, followed over the board's NATS. Approvals (of workers run
-with --approve live), takeovers and hand-backs of a session on any
-worker are answered from the page: the page's server asks the worker
-over NATS, and no worker opens a port. The page is the live view's kind:
-a token, same-origin POSTs only, a strict Content-Security-Policy, no
-third-party assets. Ctrl-C stops.
-
-Flags:
-  --http ADDR         serve at http://ADDR/ (default 127.0.0.1:8933); loopback
-                      only unless --allow-remote. The first visit needs the
-                      token: open the http://ADDR/?token=... address surf
-                      prints
-  --token-file FILE   the page's token is in FILE (at least 16 characters;
-                      not readable by group or others; default: a random
-                      token, printed in that address)
-  --allow-remote      allow a non-loopback --http ADDR; needs --token-file
-  --public-host H     the host name remote browsers use
-` + metricsFlagHelp + `
-                      (here: the board's tasks by state, board_tasks)
-` + boardFlagsHelp + `
-
-Example:
-  surf board ui --http 127.0.0.1:8933`
+var boardUIUsage = helpText("board-ui")
 
 func init() { addBoardSub("ui", boardUIUsage, boardUI) }
 

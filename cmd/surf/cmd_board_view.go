@@ -19,20 +19,7 @@ func init() {
 
 // ---- list ----
 
-const boardListUsage = `Usage: surf board list [--state S]... [--label K=V]... [--json]
-
-Lists the tasks on the board, oldest first: id, state, worker, attempts,
-age, and the answer (or why a task failed or was cancelled), cut to fit.
-
-Flags:
-  --state S           only tasks in state S (pending, ready, running, done,
-                      failed, cancelled); repeatable, or comma-separated
-  --label K=V         only tasks with this label (repeatable: all must match)
-  --json              print the records as a JSON array
-` + boardFlagsHelp + `
-
-Example:
-  surf board list --state failed,cancelled`
+var boardListUsage = helpText("board-list")
 
 func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
@@ -66,21 +53,7 @@ func boardList(ctx context.Context, cli *CLI, c *command, args []string) error {
 
 // ---- show ----
 
-const boardShowUsage = `Usage: surf board show ID [--json]
-
-Shows everything about one task: the task itself, its state, worker,
-attempts and notes, its times, and when it has ended its result (answer,
-how the run ended, steps, tokens, duration) and the files its run stored
-on the board (journal, images, report; see 'surf board report'). Given
-the id of a plan ('surf plan'), it shows the plan: its ledger, its rounds
-and its tasks.
-
-Flags:
-  --json              print the record as JSON
-` + boardFlagsHelp + `
-
-Example:
-  surf board show hours`
+var boardShowUsage = helpText("board-show")
 
 func boardShow(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
@@ -115,22 +88,7 @@ func boardShow(ctx context.Context, cli *CLI, c *command, args []string) error {
 
 // ---- watch ----
 
-const boardWatchUsage = `Usage: surf board watch [--once] [--json]
-
-Shows what the workers are doing now: the number of tasks in each state,
-and each running task with its worker, attempt, time running and last
-progress. On a terminal the table is redrawn in place as the board
-changes; otherwise each change is printed as one line. Ctrl-C stops.
-
-Flags:
-  --once              print the table once and exit
-  --json              print one JSON event per line: {"record": ...,
-                      "initial": true} for each task as it is, then one
-                      per change (with --once, only the tasks as they are)
-` + boardFlagsHelp + `
-
-Example:
-  surf board watch`
+var boardWatchUsage = helpText("board-watch")
 
 func boardWatch(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
@@ -154,28 +112,7 @@ func boardWatch(ctx context.Context, cli *CLI, c *command, args []string) error 
 
 // ---- export ----
 
-const boardExportUsage = `Usage: surf board export [--format jsonl|csv] [--label K=V]... [--state S]...
-
-Writes the tasks' results as a table on stdout, one row a task, oldest
-first: for a batch, select it by its label.
-
-jsonl (the default) writes one JSON object a line: id, state, answer,
-reason (why a task failed or was cancelled), data (its structured result)
-and labels. csv writes the columns id, state, answer and reason, then one
-column per top-level key of the structured results, named data.KEY (a
-string as it is, any other value as JSON, empty when a task has no such
-key); a structured result that is not an object goes whole, as JSON, in a
-column named data.
-
-Flags:
-  --format F          jsonl or csv (default jsonl)
-  --label K=V         only tasks with this label (repeatable: all must match)
-  --state S           only tasks in state S (repeatable, or comma-separated)
-` + boardFlagsHelp + `
-
-Examples:
-  surf board export --format csv --label batch=prices
-  surf board export --state done`
+var boardExportUsage = helpText("board-export")
 
 func boardExport(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)

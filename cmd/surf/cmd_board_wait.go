@@ -23,23 +23,7 @@ func init() {
 
 // ---- wait ----
 
-const boardWaitUsage = `Usage: surf board wait ID... [--timeout D] [--json]
-
-Waits until every task named has ended and prints each one's state and
-answer (or why it failed). Tasks run only while a worker ('surf work') is
-attached to the board.
-
-Flags:
-  --timeout D         give up after D (such as 10m); default: wait as long
-                      as it takes
-  --json              print the records as a JSON array
-` + boardFlagsHelp + `
-
-Exit codes: 0 every task is done; 1 a task failed or was cancelled, the
-timeout passed, or a task is unknown; 2 bad usage.
-
-Example:
-  surf board wait hours prices --timeout 10m`
+var boardWaitUsage = helpText("board-wait")
 
 func boardWait(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
@@ -108,19 +92,7 @@ func waitTimeout(ctx context.Context, b *board.Board, ids []string, d time.Durat
 
 // ---- cancel ----
 
-const boardCancelUsage = `Usage: surf board cancel ID [--reason TEXT] [--json]
-
-Cancels a task that has not ended: a pending or ready task never runs, a
-running one is stopped by its worker. The tasks that run after it fail
-(unless they run after failures).
-
-Flags:
-  --reason TEXT       why (default "cancelled by a user")
-  --json              print the record as JSON
-` + boardFlagsHelp + `
-
-Example:
-  surf board cancel hours --reason "not needed any more"`
+var boardCancelUsage = helpText("board-cancel")
 
 func boardCancel(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
@@ -151,21 +123,7 @@ func boardCancel(ctx context.Context, cli *CLI, c *command, args []string) error
 
 // ---- report ----
 
-const boardReportUsage = `Usage: surf board report ID [-o FILE.html] [--title TEXT] [--json]
-
-Writes the report of a task's run (see 'surf help report'): its journal
-and images, fetched from the board, as one self-contained HTML page. The
-task must have run: the last attempt's journal is the one shown.
-
-Flags:
-  -o, --output FILE   where to write the page (default ID.html; "-" for
-                      stdout)
-      --title TEXT    the page's title (default: "surf run: " and the task)
-      --json          print the summary as JSON
-` + boardFlagsHelp + `
-
-Example:
-  surf board report hours -o hours.html`
+var boardReportUsage = helpText("board-report")
 
 func boardReport(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)

@@ -15,20 +15,7 @@ func init() {
 	c := &command{
 		name:    "demo",
 		summary: "tour the bundled demo site with surf's real tools (no network, no API key)",
-		usage: `Usage: surf demo [--out DIR] [flags]
-
-Serves the bundled library website on loopback and takes a scripted tour of
-it with surf's real tools in a sandboxed browser: search, open a result,
-choose in a select, follow a link that opens a new tab, go back, download a
-file, read the page. Each step prints the observation the model would get.
-The set-of-mark images and a journal go to DIR (default ./surf-demo); an
-earlier demo's journal and images there are replaced, not mixed with.
-
-The policy allows only the demo site's own loopback origin; --allow/--deny
-narrow it further.
-
-Example:
-  surf demo`,
+		usage:   helpText("demo"),
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)

@@ -12,15 +12,7 @@ func init() {
 	c := &command{
 		name:    "journal",
 		summary: "print a run's journal readably",
-		usage: `Usage: surf journal show FILE
-
-Prints a run from its journal (the JSON lines surf run writes): the task,
-then each step's page, the model's tool calls and reasoning, the gate's
-verdicts and what happened, then how the run ended. A journal cut short by
-a kill is shown up to its last whole line.
-
-Example:
-  surf journal show surf-run/journal.jsonl`,
+		usage:   helpText("journal"),
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)

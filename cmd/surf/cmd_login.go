@@ -16,47 +16,7 @@ import (
 )
 
 // loginUsage is the usage text of surf login.
-const loginUsage = `Usage: surf login URL --state FILE [--headless] [flags]
-
-Opens URL in a browser window for you to log in by hand, then saves the
-session's cookies and local storage to FILE (Playwright's storage-state
-JSON, mode 0600), for later commands' --state FILE: they start logged in.
-The model never takes part: the password goes from you to the site.
-
-It prints "log in in the browser window, then press Enter here (or close
-the window)" and waits for Enter, for the last window to close, or for
-Ctrl-C, which saves nothing. An existing FILE is loaded first (with its
-key), so logging into a second site keeps the first one's login.
-
-The policy: with no --policy, --allow or --deny, the default (any public
-host) plus URL's own host (any port), so a login page on a private address works and
-so does a single sign-on provider on another public host. With policy
-flags, exactly that policy, which must allow URL. Either way only the
-hosts the policy allows are saved.
-
-Without a display ($DISPLAY and $WAYLAND_DISPLAY empty) there is no window:
-run 'surf login' on a machine with one and copy FILE (encrypt it), or use
-'ssh -X', or Xvfb with a VNC server. --headless runs without a window for
-scripted logins, such as a magic link that logs in by itself: the state is
-saved at Enter or at the end of stdin.
-
-Flags:
-  --headless          no window: for URLs that log in by themselves
-  --json              print the counts saved as JSON
-` + stateFlagsHelp + `
-  --policy FILE       the policy (YAML); --allow/--deny then narrow it
-  --allow LIST        hosts that may be visited, comma-separated ("*" = any public host)
-  --deny LIST         hosts that may not
-  --no-os-sandbox     do not run Chromium in bubblewrap (weakens isolation)
-  --no-chromium-sandbox  turn Chromium's own sandbox off (weakens isolation)
-
-Exit codes: 0 saved; 1 not saved (an error, or the browser went away);
-2 bad usage; 130 Ctrl-C.
-
-Examples:
-  surf login https://mail.example.com/ --state mail.json --state-identity key.txt
-  surf run "list today's unread mail" --state mail.json --state-identity key.txt --allow mail.example.com
-  surf login "http://127.0.0.1:8080/magic?token=..." --state dev.json --headless`
+var loginUsage = helpText("login")
 
 func init() {
 	c := &command{

@@ -14,50 +14,7 @@ import (
 	"github.com/surfkit/surf/cmd/surf/internal/plancli"
 )
 
-const planUsage = `Usage: surf plan "REQUEST" [flags]
-       surf plan --resume PLAN_ID [flags]
-
-Plans a request on the task board and answers it. A planner model call
-writes the task ledger (facts given, to look up, to derive, guesses, a
-plan) and puts tasks on the board, with dependencies; workers ('surf work')
-run them; when they have ended, a progress call reads their results and
-finishes (an answer naming the tasks whose results support it), re-plans
-(new tasks, told what failed and why) or gives up. The ledger, the rounds
-and the plan's state are kept on the board: a planner that is stopped or
-killed carries on with --resume, without repeating a finished task.
-'surf board show PLAN_ID' shows the ledger, the rounds and the tasks.
-
-The plan's --policy, --allow and --deny narrow the policy of every task it
-adds (the workers' own policy still applies). Tasks are named PLAN_ID-NAME
-and labelled plan=PLAN_ID.
-
-Exit status: 0 answered, 1 the plan gave up or an error, 2 bad usage.
-
-Flags:
-  --start-url URL     where the tasks start unless they say otherwise
-  --policy FILE       narrow every task's policy by this file's rules
-  --allow LIST        only these hosts for every task (comma-separated)
-  --deny LIST         never these hosts
-  --max-tasks N       tasks the plan may add (default 20)
-  --max-rounds N      model rounds: the first plan and each progress call
-                      (default 6)
-  --max-tokens N      the planner's own model tokens (default 200000)
-  --task-max-steps N  steps of each task (default: the workers')
-  --output-schema FILE
-                      the answer must also be data matching this JSON Schema
-  --id ID             the plan's id (default: one is made)
-  --resume PLAN_ID    carry on with a plan already on the board
-  --review            show the first plan before any task runs: approve it,
-                      edit it (in $VISUAL or $EDITOR, one task per line) or
-                      reject it
-  --json              print JSON lines (one per round, task and the end)
-` + boardFlagsHelp + `
-` + modelFlagsHelp + `
-
-Examples:
-  surf work --workers 3 --allow '*.example.org' &
-  surf plan "What do the three museums of example.org charge, and what is the total?" --start-url https://museums.example.org/ --allow '*.example.org'
-  surf plan --resume p3k9x2a`
+var planUsage = helpText("plan")
 
 func init() {
 	c := &command{name: "plan", summary: "plan a request as board tasks, follow them and answer", usage: planUsage}

@@ -10,41 +10,7 @@ import (
 	"github.com/surfkit/surf/policy"
 )
 
-const policyUsage = `
-Usage: surf policy check [--policy FILE | --allow LIST --deny LIST] [--base URL] [--context navigation|request] URL...
-       surf policy check [flags] -      (read JSON lines {"url", "base", "context"} from stdin)
-
-Judge URLs by a policy, without a browser, and print one JSON line per URL:
-  {"url":..., "host":..., "decision":"allow|deny|ask", "rule":..., "reason":...}
-"host" is the host as the URL Standard (and Chromium) reads it, empty when
-the URL does not parse. URLs are resolved against --base as a link on that
-page would be. --context request judges a subresource or WebSocket request
-instead of a navigation.
-
-Policy flags (shared by every browser command):
-  --policy FILE   a YAML policy file; --allow and --deny narrow it, never widen it
-  --allow LIST    hosts that may be reached, comma-separated; "*" is any public host;
-                  a private address needs its IP or CIDR (127.0.0.1, 10.0.0.0/8)
-  --deny LIST     hosts that may never be reached
-With no policy flags, public hosts are allowed and private networks denied.
-
-Patterns: example.com (exactly), *.example.com (subdomains only), * (any public
-host), 127.0.0.1 or any IPv4 form, [::1], 10.0.0.0/8, example.com:8443,
-example.com/docs/*, https://example.com.
-
-Other flags:
-  --base URL      resolve relative URLs against URL
-  --context C     navigation (default) or request
-
-Exit status: 0 when every URL was judged (whatever the decisions), 2 for bad
-usage or a bad policy (the file, line and problem are printed).
-
-Examples:
-  surf policy check https://example.com/ http://127.0.0.1:8080/
-  surf policy check --allow 127.0.0.1 http://2130706433/
-  surf policy check --policy policy.yaml --base https://example.com/app/ ../admin
-  printf '{"url":"https://a.test/\\n"}\n' | surf policy check -
-`
+var policyUsage = helpText("policy")
 
 func init() {
 	register(&command{

@@ -13,39 +13,7 @@ import (
 )
 
 // recordUsage is the usage text of surf record.
-const recordUsage = `Usage: surf record URL... --har FILE [--serve DIR] [--json] [flags]
-
-Visits each URL in turn in a fresh sandboxed session, waiting for each page
-to settle, and writes everything the session loaded from the network to FILE:
-an HTTP Archive (HAR) with the response bodies embedded, so it replays on its
-own. The policy applies while recording like any other time.
-
-Replay a recording with --replay-har FILE on visit, shell and the other
-browser commands: every request is answered from the file and nothing goes
-to the network. The policy still applies, and a request the recording does
-not hold is refused and shown as "blocked: not in recording: URL".
-
-A recording leaves out surf's own block pages, requests that got no
-response, the session proxy's credentials and the policy's secrets; a
-response larger than 16 MiB, and everything after 256 MiB, are left out too
-(the file's log.comment then says so).
-
-Flags:
-  --har FILE          where to write the recording (required)
-  --serve DIR         serve the files in DIR on a loopback port and record
-                      from there; URLs may then be paths ("/", "/about.html"),
-                      and the policy allows that origin only
-  --port N            the port --serve listens on (default: any free port)
-  --json              print what was recorded as JSON
-` + browserFlagsHelp + `
-
-Exit status: 0 when every URL loaded and the recording was written, 1
-otherwise (what was recorded up to a failure is still written).
-
-Examples:
-  surf record https://example.com/ https://example.com/about --har example.har
-  surf record --serve testdata/replay/shop/site / /cart.html --har testdata/replay/shop/site.har
-  surf visit http://127.0.0.1:8080/ --replay-har site.har --allow 127.0.0.1`
+var recordUsage = helpText("record")
 
 func init() {
 	c := &command{

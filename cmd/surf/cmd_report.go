@@ -14,26 +14,7 @@ func init() {
 	c := &command{
 		name:    "report",
 		summary: "turn a run's journal into one self-contained HTML page",
-		usage: `Usage: surf report JOURNAL [-o FILE] [flags]
-
-Writes a run's journal (the .jsonl file a run writes, with its set-of-mark
-images in JOURNAL-images/ beside it) as one HTML page that reads offline:
-the task and configuration, then each step with its screenshot (click to
-enlarge), the model's calls and reasoning, the gate's verdict, the result,
-timings and tokens, and how the run ended. Denied steps, errors and
-recoveries stand out. The page loads nothing from anywhere.
-
-A journal cut short by a kill still makes a report of what it holds, with
-a note; a missing image is shown as a placeholder.
-
-Flags:
-  -o, --output FILE   where to write the page (default: JOURNAL with the
-                      extension .html; "-" for stdout)
-      --title TEXT    the page's title (default: "surf run: " and the task)
-      --json          print the summary as JSON on stdout
-
-Example:
-  surf demo && surf report surf-demo/journal.jsonl -o run.html`,
+		usage:   helpText("report"),
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)

@@ -25,52 +25,7 @@ import (
 )
 
 // runUsage is the usage text of surf run.
-const runUsage = `Usage: surf run "TASK" [--start-url URL] [flags]
-
-Runs the agent loop on TASK in a sandboxed browser: each step observes the
-page, asks the model which tool to call, passes the call through the policy
-gate and acts. Each step is shown as it happens; the answer is printed at
-the end. The journal (and the set-of-mark images beside it) records every
-step.
-
-Flags:
-  --start-url URL     open URL first (it must be allowed by the policy)
-  --max-steps N       stop after N steps (default 25)
-  --max-tokens N      stop after N model tokens (default 500000)
-  --max-time D        stop after D, e.g. 5m (default 15m)
-  --journal FILE      where the journal goes (default surf-run/journal.jsonl);
-                      surf refuses a FILE where an earlier run's journal or
-                      its images are, rather than lose or mix them
-  --overwrite         replace the earlier run at --journal (the journal and
-                      its images) instead of refusing
-  --report FILE       also write the run as a self-contained HTML report
-  --approve MODE      prompt, deny or allow actions the policy marks "ask"
-                      (default: prompt on a terminal, deny otherwise); an
-                      approved host of an ask entry stays open for the run
-  --approval-ttl D    keep an approved host open for D only (default: the
-                      whole run)
-  --output-schema FILE
-                      ask for a structured answer: FILE is a JSON Schema;
-                      the model's answer carries data that must match it
-                      (three tries, then the run ends failed); --json
-                      prints it as "data"
-  --json              print the result as JSON
-  --progress          print what the run is doing as it goes ("surf: step 2:
-                      asking the model") on stderr; on a terminal it is
-                      shown anyway, on one line that the steps replace
-` + uiFlagsHelp + `
-                      With --ui, "ask" actions are put to the live view
-                      and to --approve (the first answer wins); without a
-                      terminal and without --approve, the live view alone
-                      answers them. The agent's request_help waits there.
-` + modelFlagsHelp + `
-` + browserFlagsHelp + `
-` + stateFlagsHelp + `
-
-Examples:
-  OPENAI_API_KEY=... surf run "find the opening hours of the library" --start-url https://example.org/ --allow example.org
-  surf run "summarize the front page" --start-url https://news.example/ --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl
-  surf run "log in and download the invoice" --start-url https://shop.example/ --allow shop.example --ui 127.0.0.1:8932`
+var runUsage = helpText("run")
 
 func init() {
 	c := &command{

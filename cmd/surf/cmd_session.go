@@ -25,59 +25,13 @@ import (
 // daemon's side and the actions' requests, and cmd/surf/internal/daemon
 // for the socket and protocol.
 
-const sessionHelp = `Sessions: 'surf open' starts a background session (one daemon process and
-browser per session name) that later commands act on. Each action prints
-what happened and the new observation, or "surf: error: ..." on stderr.
-The daemon listens on a unix socket in $SURF_RUNTIME_DIR, else
-$XDG_RUNTIME_DIR/surf, else $TMPDIR/surf-UID (mode 0700, socket 0600,
-only this user may connect). It exits after --idle without a command
-(default 10m) or on 'surf close'.
-
-Exit codes: 0 done; 1 the action failed (no such element, denied, no
-session open); 2 bad usage.`
+var sessionHelp = helpText("session")
 
 // openUsage is the usage text of surf open.
-const openUsage = `Usage: surf open [URL] [--session NAME] [--idle DURATION] [flags]
-
-Starts a background session daemon with its own sandboxed browser, or
-reuses the one already running under that name, opens URL and prints the
-observation (as 'surf visit' does). Without URL it prints the current page.
-Then drive it with one command per action: surf click, type, select,
-scroll, back, forward, hover, key, upload, read, tabs, tab, observe,
-screenshot, and finally surf close.
-
-The policy and browser flags are given here, when the session starts, and
-are fixed for its life: later commands take none, and reusing a running
-session with different flags is refused (close it first).
-
-Flags:
-  --session NAME      the session (default "default", or $SURF_SESSION)
-  --idle DURATION     close the session after this long without a command (default 10m)
-  --json              print the outcome and the observation as one JSON object
-` + browserFlagsHelp + `
-` + stateFlagsHelp + `
-                      (saved when the session closes: surf close, --idle)
-
-` + sessionHelp + `
-
-Example:
-  surf open http://127.0.0.1:8080/ --allow 127.0.0.1
-  surf type 4 "harbour"
-  surf click 7
-  surf close`
+var openUsage = helpText("open")
 
 // closeUsage is the usage text of surf close.
-const closeUsage = `Usage: surf close [--session NAME | --all]
-
-Closes the session's browser, stops its daemon and removes its socket.
-Closing a session that is not open is not an error.
-
-Flags:
-  --session NAME      the session (default "default", or $SURF_SESSION)
-  --all               close every open session
-
-Example:
-  surf close`
+var closeUsage = helpText("close")
 
 func init() {
 	open := &command{

@@ -13,30 +13,7 @@ func init() {
 	c := &command{
 		name:    "shell",
 		summary: "an interactive session: one action per line, each printing the new observation",
-		usage: `Usage: surf shell [URL] [--out DIR] [flags]
-
-Opens a session (on URL if given) and reads one action per line: a tool name
-and its arguments, positional in the tool's order or as --name=value.
-Each action prints the new observation and saves its set-of-mark image in
-DIR (default ./surf-shell).
-
-  click 12
-  input_text 7 "hello world" --press_enter=false
-  select_option 4 Blue
-  keypress Control+A Backspace
-  page_down
-  tabs                 the open tabs
-  observe              observe again
-  help [TOOL]          the tools offered now, or one tool's arguments
-  quit
-
-Flags:
-  --out DIR           where the set-of-mark images go (default surf-shell)
-` + browserFlagsHelp + `
-` + stateFlagsHelp + `
-
-Example:
-  surf shell https://example.com/`,
+		usage:   helpText("shell"),
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
 		fs := newFlags(c)

@@ -12,35 +12,7 @@ import (
 )
 
 // stateUsage is the usage text of surf state.
-const stateUsage = `Usage: surf state show FILE [--json] [key flags]
-       surf state save [--session NAME]
-
-Shows what the storage-state FILE (as --state and 'surf login' write it)
-holds: each cookie's domain, path, name, expiry and flags, and each
-origin's local-storage keys. Values are never shown: they are the login.
-
-An encrypted FILE needs its key (--state-passphrase-file,
-$SURF_STATE_PASSPHRASE or --state-identity). No browser is started: the
-file is only read.
-
-'surf state save' saves a background session's state file now (the one
-'surf open --state FILE' gave it), without closing it; 'surf close' saves
-it too.
-
-Flags:
-  --session NAME      (save) the session (default "default", or $SURF_SESSION)
-  --json              print it as JSON
-  --state-passphrase-file FILE
-                      the age passphrase is in this file
-  --state-identity FILE
-                      the age identity file
-
-Exit codes: 0 shown; 1 the file cannot be read (no key, wrong key, not a
-state file); 2 bad usage.
-
-Examples:
-  surf state show mail.json --state-identity key.txt
-  surf open https://mail.example.com/ --state mail.json && surf state save`
+var stateUsage = helpText("state")
 
 func init() {
 	c := &command{

@@ -13,24 +13,7 @@ func init() {
 	c := &command{
 		name:    "visit",
 		summary: "open a URL in a fresh sandboxed session and print what the model sees",
-		usage: `Usage: surf visit URL [--som FILE.png] [--json] [flags]
-
-Opens URL in a fresh isolated session, waits for it to load, and prints the
-observation the model would read: the page's elements, numbered, and the
-visible text, within the token budget.
-
-Flags:
-  --som FILE          save the set-of-mark screenshot (PNG if FILE ends in .png, else JPEG)
-  --json              print the whole observation as JSON
-` + browserFlagsHelp + `
-` + stateFlagsHelp + `
-
-The policy applies to URL like any other: a private address needs
---allow, e.g. surf visit http://127.0.0.1:8080/ --allow 127.0.0.1
-
-Examples:
-  surf visit https://example.com/ --som page.png
-  surf visit https://example.com/account --state example.json`,
+		usage:   helpText("visit"),
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) (err error) {
 		fs := newFlags(c)

@@ -19,69 +19,7 @@ import (
 )
 
 // workUsage is the usage text of surf work.
-const workUsage = `Usage: surf work [--workers N] [--idle D] [flags]
-
-Runs workers that claim ready tasks from the task board (see 'surf help
-board') and run each with the model in its own isolated session of one
-shared browser, as 'surf run' would. A worker heartbeats while its task
-runs; if the process dies, its tasks go back to the board after the lease
-and another worker retries them, up to --max-attempts runs. Each task's
-journal, images and HTML report are kept on the board.
-
-One line is printed when a task starts and when it finishes (task, worker,
-attempt, outcome, answer); --json prints them as JSON lines. Ctrl-C (or
-SIGTERM) stops the workers: running tasks are handed back to the board,
-the browser is closed and surf work exits 0. So does --idle, once the
-board has had nothing to run for that long.
-
-What a task may reach is the worker's policy (--policy, --allow, --deny)
-narrowed by the task's own; nobody is there to approve what the policy
-marks "ask", so such actions are denied unless --approve allow, or
---approve live and a person answers on the board's page ('surf board
-ui', which lists every worker's sessions) or on --ui.
-
-The lease (how long a task stays with a worker that stopped heartbeating)
-is the board's, the same for every worker: 'surf board config --lease D'
-sets it, and workers heartbeat by it.
-
-Flags:
-  --workers N         tasks run at once (default 1)
-  --max-active N      of those, how many drive the browser at once; the
-                      others wait their turn, and a task waiting on its
-                      model or a person holds none (default: one per
-                      core, at least 2)
-  --idle D            exit once the board has been empty for D, e.g. 30s
-                      (default: keep waiting for tasks)
-  --max-attempts N    runs of a task before it fails, counting runs lost
-                      with their worker (default 3)
-  --state-identity FILE
-                      an age identity file (surf board state keygen) that
-                      decrypts the board's saved states: a task added with
-                      --state NAME starts signed in; without one that
-                      opens it, such a task fails
-  --name NAME         this process's workers are NAME/1, NAME/2... (default
-                      host-pid)
-  --max-steps N       steps of a task that sets none (default 25)
-  --max-tokens N      model tokens of a task (default 500000)
-  --max-time D        time of a task that sets none (default 15m)
-  --approve MODE      deny (default) or allow what the policy marks "ask",
-                      or live: a person answers on the live view (--ui)
-                      or the board's page ('surf board ui'); with --ui and
-                      no --approve, live
-  --json              print JSON lines
-` + metricsFlagHelp + `
-` + uiFlagsHelp + `
-                      (each running task is a session there, named by its
-                      worker and task)
-` + boardFlagsHelp + `
-` + modelFlagsHelp + `
-` + browserFlagsHelp + `
-
-Examples:
-  surf board add "find the opening hours of the library" --start-url https://example.org/ --allow example.org
-  OPENAI_API_KEY=... surf work --workers 4 --allow example.org
-  surf work --workers 2 --ui 127.0.0.1:8932 --allow example.org
-  surf work --workers 2 --idle 30s --nats nats://10.0.0.5:4222 --creds worker.creds --base-url http://127.0.0.1:11434/v1 --model qwen2.5-vl`
+var workUsage = helpText("work")
 
 func init() {
 	c := &command{

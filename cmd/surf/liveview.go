@@ -14,19 +14,7 @@ import (
 )
 
 // uiFlagsHelp documents the live view's flags of run and work.
-const uiFlagsHelp = `  --ui ADDR           serve the live view at http://ADDR/ (e.g. 127.0.0.1:8932):
-                      watch the browser, approve what the policy marks
-                      "ask", take over and hand back; loopback only unless
-                      --allow-remote. The first visit needs the token:
-                      open the http://ADDR/?token=... address surf prints
-  --ui-token-file FILE
-                      the live view's token is in FILE (at least 16
-                      characters; the file must not be readable by group or
-                      others; default: a random token, printed in that
-                      address). Never a flag's value: ps shows those to
-                      every local user
-  --allow-remote      allow a non-loopback --ui ADDR; needs --ui-token-file
-  --public-host H     the host name remote browsers use for --ui`
+var uiFlagsHelp = helpText("ui-flags")
 
 // uiFlags are the live view's flags of run and work.
 type uiFlags struct {

@@ -39,14 +39,7 @@ func addModelFlags(fs *pflag.FlagSet) *modelFlags {
 }
 
 // modelFlagsHelp is the usage text of the model flags.
-const modelFlagsHelp = `  --model M           the model (default $SURF_MODEL)
-  --base-url URL      an OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else OpenAI);
-                      the key comes from $OPENAI_API_KEY
-  --header K=V        an extra request header (repeatable)
-  --image-detail D    auto, low or high (default auto)
-  --retries N         retries on 429 and 5xx (default 4)
-  --record-model FILE record the model's requests and replies to a cassette
-  --replay-model FILE replay the model from a cassette (no network, no key)`
+var modelFlagsHelp = helpText("model-flags")
 
 // client builds the model client.
 func (m *modelFlags) client(ctx context.Context, cli *CLI) (*llm.Client, string, error) {

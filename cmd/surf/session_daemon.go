@@ -33,11 +33,8 @@ func init() {
 	c := &command{
 		name:    "session-daemon",
 		summary: "the background process behind 'surf open' (not for direct use)",
-		usage: `Usage: surf session-daemon --runtime-dir DIR --session NAME [--ready-fd N] [--idle D] [browser flags]
-
-The daemon that holds a session for 'surf open' and the commands after it.
-It is started by 'surf open'; there is no need to run it by hand.`,
-		hidden: true,
+		usage:   helpText("session-daemon"),
+		hidden:  true,
 	}
 	c.run = func(ctx context.Context, cli *CLI, args []string) error {
 		fs := newFlags(c)

@@ -41,15 +41,7 @@ func addStateFlags(fs *pflag.FlagSet) *stateFlags {
 }
 
 // stateFlagsHelp is the usage text of the state flags.
-const stateFlagsHelp = `  --state FILE        load cookies and local storage from FILE (Playwright's
-                      storage-state JSON) and save them back at the end; only
-                      hosts the policy allows are loaded or saved
-  --state-passphrase-file FILE
-                      encrypt and decrypt FILE with the age passphrase in this
-                      file ($SURF_STATE_PASSPHRASE may hold it instead)
-  --state-identity FILE
-                      encrypt and decrypt FILE with this age identity file
-                      (made by 'age-keygen -o FILE')`
+var stateFlagsHelp = helpText("state-flags")
 
 // file is the sandbox.StateFile the flags describe: the zero value without
 // --state. Key flags without --state are bad usage (the environment

@@ -10,10 +10,7 @@ import (
 )
 
 // metricsFlagHelp is the usage text of --metrics (surf serve, surf work).
-const metricsFlagHelp = `  --metrics ADDR      serve Prometheus metrics at http://ADDR/metrics, e.g.
-                      127.0.0.1:9464 (port 0 picks one; the address is
-                      printed on stderr). Tracing is set by the OTEL_*
-                      variables: see docs/telemetry.md`
+var metricsFlagHelp = helpText("metrics-flag")
 
 // startTracing sets the command's tracing up from the OTEL_* variables
 // (the console exporter writes to stderr, so stdout keeps the command's
