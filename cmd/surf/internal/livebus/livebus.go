@@ -8,10 +8,10 @@
 // requests on surf.live.<bridge>.req: a session's snapshot, an approval's
 // answer, a takeover, the person's input during it (with the takeover's
 // key, which only the viewer that took over holds), a hand-back, a
-// frame of the live view while someone watches. A viewer follows every bridge with Follow and sends requests
-// with Do. <bridge> is a random id per process (a worker's name may hold
-// dots, which NATS subjects do not allow); the announcement names the
-// worker.
+// frame of the live view while someone watches. A viewer follows every
+// bridge with Follow and sends requests with Do. <bridge> is a random id
+// per process (a worker's name may hold dots, which NATS subjects do not
+// allow); the announcement names the worker.
 package livebus
 
 import (
