@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -21,6 +22,8 @@ import (
 	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
+
+var boardShot = flag.String("board-screenshot", "", "write the board page's screenshot, taken in TestBoardUITakeoverInput, to this PNG file (the README's docs/boardui.png)")
 
 // handBackModel is a fake OpenAI-compatible model that reads the page
 // (which changes nothing on it) at every step until its request holds a
@@ -172,6 +175,11 @@ func startSurfProc(t *testing.T, name string, env []string, args ...string) *loc
 // browser), clicks a link to a host the worker's policy denies (the
 // request gate blocks it, as for the agent), and hands back with a
 // message that reaches the agent's next model request.
+//
+// With -board-screenshot FILE it also writes the board's page, with the
+// session taken over and the typed text in its picture, as a PNG:
+//
+//	go test ./cmd/surf -run TestBoardUITakeoverInput -board-screenshot $PWD/docs/boardui.png
 func TestBoardUITakeoverInput(t *testing.T) {
 	site := startFormSite(t)
 	ms := &http.Server{Handler: &handBackModel{delay: 300 * time.Millisecond}}
@@ -201,7 +209,13 @@ func TestBoardUITakeoverInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := b.Add(ctx, board.Task{ID: "form", Instruction: "Fill in the form.", StartURL: site.URL + "/form"}); err != nil {
+	tasks := []board.Task{{ID: "form", Instruction: "Fill in the form.", StartURL: site.URL + "/form"}}
+	if *boardShot != "" { // tasks that wait for it, for the picture
+		tasks = append(tasks,
+			board.Task{ID: "check", Instruction: "Check the form's receipt.", After: []string{"form"}},
+			board.Task{ID: "report", Instruction: "Report on {{check.answer}}.", After: []string{"check"}})
+	}
+	if _, err := b.Add(ctx, tasks...); err != nil {
 		t.Fatal(err)
 	}
 	bus, err := livebus.Follow(b.Conn())
@@ -293,6 +307,9 @@ func TestBoardUITakeoverInput(t *testing.T) {
 	if v := sent("the typed value"); v != "hello board" {
 		t.Fatalf("the form's server saw %q; want what the person typed on the board's page", v)
 	}
+	if *boardShot != "" {
+		shootBoard(t, ctx, page, *boardShot)
+	}
 
 	// a link to a host the worker's policy denies: blocked by the gate
 	at(formDenied)
@@ -332,3 +349,21 @@ func TestBoardUITakeoverInput(t *testing.T) {
 	}
 }
 
+
+// shootBoard writes the board's page as a PNG.
+func shootBoard(t *testing.T, ctx context.Context, page playwright.Page, file string) {
+	t.Helper()
+	if err := page.SetViewportSize(1100, 640); err != nil {
+		t.Fatal(err)
+	}
+	png, err := page.Screenshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(png) < 10000 {
+		t.Fatalf("the screenshot is %d bytes", len(png))
+	}
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
