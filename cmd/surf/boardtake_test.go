@@ -308,7 +308,8 @@ func TestBoardUITakeoverInput(t *testing.T) {
 		t.Fatalf("the form's server saw %q; want what the person typed on the board's page", v)
 	}
 	if *boardShot != "" {
-		shootBoard(t, ctx, page, *boardShot)
+		s, _ := session()
+		shootBoard(t, ctx, page, bus, s, *boardShot)
 	}
 
 	// a link to a host the worker's policy denies: blocked by the gate
@@ -350,12 +351,24 @@ func TestBoardUITakeoverInput(t *testing.T) {
 }
 
 
-// shootBoard writes the board's page as a PNG.
-func shootBoard(t *testing.T, ctx context.Context, page playwright.Page, file string) {
+// shootBoard writes the board's page as a PNG, once the worker's
+// screencast has sent frames after the typing.
+func shootBoard(t *testing.T, ctx context.Context, page playwright.Page, bus *livebus.Follower, s livebus.Remote, file string) {
 	t.Helper()
-	if err := page.SetViewportSize(1100, 640); err != nil {
+	if err := page.SetViewportSize(1100, 760); err != nil {
 		t.Fatal(err)
 	}
+	seq := 0
+	for range 3 {
+		rep, err := bus.Do(ctx, s.Bridge, livebus.Request{Op: livebus.OpFrame, Session: s.ID, Seq: seq})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq = rep.Seq
+	}
+	// the page's own stream shows them a moment later: a picture for
+	// the docs, not an assertion
+	time.Sleep(2 * time.Second)
 	png, err := page.Screenshot()
 	if err != nil {
 		t.Fatal(err)
