@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -349,7 +349,6 @@ func TestBoardUITakeoverInput(t *testing.T) {
 		t.Fatalf("the task after the hand-back: %+v", r)
 	}
 }
-
 
 // shootBoard writes the board's page as a PNG, once the worker's
 // screencast has sent frames after the typing.
