@@ -4,8 +4,9 @@
 // answer or structured result, files and report (served from the board's
 // file store); it lists the workers' live sessions, which it follows
 // over the board's NATS (package livebus), and answers their approvals,
-// takes them over and hands them back by NATS request/reply: no worker
-// opens a port. The page keeps up by server-sent events.
+// takes them over, sends the person's clicks and keys on a taken-over
+// session's live picture, and hands them back, by NATS request/reply: no
+// worker opens a port. The page keeps up by server-sent events.
 //
 // Its security is the live view's (package webguard): every asset
 // embedded, a strict Content-Security-Policy on every response, state
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/board"
+	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/livebus"
 	"github.com/surfkit/surf/cmd/surf/internal/webguard"
 )
@@ -125,6 +127,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	m.HandleFunc("POST /s/{bridge}/{id}/takeover", h.post(h.takeover))
 	m.HandleFunc("POST /s/{bridge}/{id}/handback", h.post(h.handback))
 	m.HandleFunc("POST /s/{bridge}/{id}/stop", h.post(h.stop))
+	m.HandleFunc("POST /s/{bridge}/{id}/input", h.post(h.input))
 	h.mux = m
 	return h, nil
 }
@@ -423,8 +426,50 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request, body []byte) {
 	answer(w, err)
 }
 
+// takeover takes the session over and gives this page the takeover's
+// key ({"ok":true,"key":"..."}): the worker accepts the person's input
+// (POST input) only with it, until the hand-back.
 func (h *Handler) takeover(w http.ResponseWriter, r *http.Request, _ []byte) {
-	_, err := h.ask(r, livebus.Request{Op: livebus.OpTakeOver})
+	rep, err := h.ask(r, livebus.Request{Op: livebus.OpTakeOver})
+	if err != nil {
+		answer(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "key": rep.Key})
+}
+
+// inputReq is a person's event on a session's live picture, with the
+// key its takeover gave this page.
+type inputReq struct {
+	live.ViewInput
+	TakeoverKey string `json:"takeover_key"`
+}
+
+// input sends a person's click, wheel or key on the live picture to the
+// session's worker, which performs it as its own live view does: only
+// while taken over, only with the key of the takeover. Neither the
+// event's text nor the error is logged: either may hold what the person
+// typed.
+func (h *Handler) input(w http.ResponseWriter, r *http.Request, body []byte) {
+	var in inputReq
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		answer(w, fmt.Errorf("the body: %w", err))
+		return
+	}
+	if err := in.Check(); err != nil {
+		answer(w, err)
+		return
+	}
+	if in.TakeoverKey == "" {
+		answer(w, fmt.Errorf("no takeover_key: take the session over from this page first: %w", livebus.ErrConflict))
+		return
+	}
+	_, err := h.ask(r, livebus.Request{Op: livebus.OpInput, Input: &in.ViewInput, Key: in.TakeoverKey})
+	if err != nil {
+		h.log.Debug("boardui: input refused", "kind", in.Kind)
+	}
 	answer(w, err)
 }
 

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +15,7 @@ import (
 // takeover is a person at the wheel.
 type takeover struct {
 	by    string
+	key   string // TakeOverAs's key: the only input accepted
 	since time.Time
 	back  chan struct{} // closed at hand-back
 }
@@ -25,9 +27,21 @@ var ErrNotTakenOver = errors.New("nobody has taken over this session")
 // ErrTakenOver is the error of a second takeover.
 var ErrTakenOver = errors.New("the session is already taken over")
 
+// ErrNotYours is the error of an input from a place other than the one
+// that took the session over (TakeOverAs).
+var ErrNotYours = errors.New("the session is taken over from another page: only that page's clicks and keys reach it (hand back, then take over here)")
+
 // TakeOver gives the wheel to a person (by says who, for the agent's
 // note): the agent pauses before its next step (Between) until HandBack.
-func (s *Session) TakeOver(by string) error {
+// Input is accepted from the same place as TakeOver's (the process's own
+// live view), not from a TakeOverAs key.
+func (s *Session) TakeOver(by string) error { return s.TakeOverAs(by, "") }
+
+// TakeOverAs is TakeOver from one place that holds key (a board page
+// over NATS): until the hand-back, the session accepts input only with
+// the same key (InputAs), and no longer from the process's own live view
+// (Input). An empty key is TakeOver's.
+func (s *Session) TakeOverAs(by, key string) error {
 	s.mu.Lock()
 	switch {
 	case s.closed:
@@ -37,7 +51,7 @@ func (s *Session) TakeOver(by string) error {
 		s.mu.Unlock()
 		return ErrTakenOver
 	}
-	s.take = &takeover{by: by, since: time.Now(), back: make(chan struct{})}
+	s.take = &takeover{by: by, key: key, since: time.Now(), back: make(chan struct{})}
 	s.mu.Unlock()
 	s.notice("takeover", by+" took over; the agent pauses after its current step")
 	s.changed()
@@ -187,16 +201,36 @@ func (s *Session) Help(ctx context.Context, reason string) (string, error) {
 }
 
 // Input sends a person's input to the page. It is refused unless the
-// session is taken over.
-func (s *Session) Input(ctx context.Context, e InputEvent) error {
-	s.mu.Lock()
-	taken, surf := s.take != nil, s.surf
-	s.mu.Unlock()
-	if !taken {
-		return ErrNotTakenOver
+// session is taken over by TakeOver (not TakeOverAs).
+func (s *Session) Input(ctx context.Context, e InputEvent) error { return s.InputAs(ctx, "", e) }
+
+// InputAs sends a person's input to the page from the place that holds
+// key. It is refused (ErrNotTakenOver, ErrNotYours) unless the session is
+// taken over with that key.
+func (s *Session) InputAs(ctx context.Context, key string, e InputEvent) error {
+	if err := s.holds(key); err != nil {
+		return err
 	}
+	s.mu.Lock()
+	surf := s.surf
+	s.mu.Unlock()
 	if surf == nil {
 		return ErrNoBrowser
 	}
 	return surf.Input(ctx, e)
+}
+
+// holds reports whether the session is taken over with key: nil,
+// ErrNotTakenOver or ErrNotYours.
+func (s *Session) holds(key string) error {
+	s.mu.Lock()
+	t := s.take
+	s.mu.Unlock()
+	if t == nil {
+		return ErrNotTakenOver
+	}
+	if subtle.ConstantTimeCompare([]byte(t.key), []byte(key)) != 1 {
+		return ErrNotYours
+	}
+	return nil
 }

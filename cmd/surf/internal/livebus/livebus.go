@@ -6,11 +6,12 @@
 // sessions on surf.live.<bridge>.sessions whenever it changes (and every
 // Interval, so a viewer notices a worker that died), and it answers
 // requests on surf.live.<bridge>.req: a session's snapshot, an approval's
-// answer, a takeover, a hand-back. Only metadata travels: no frame, no
-// image. A viewer follows every bridge with Follow and sends requests
-// with Do. <bridge> is a random id per process (a worker's name may hold
-// dots, which NATS subjects do not allow); the announcement names the
-// worker.
+// answer, a takeover, the person's input during it (with the takeover's
+// key, which only the viewer that took over holds), a hand-back, a
+// frame of the live view while someone watches. A viewer follows every
+// bridge with Follow and sends requests with Do. <bridge> is a random id
+// per process (a worker's name may hold dots, which NATS subjects do not
+// allow); the announcement names the worker.
 package livebus
 
 import (
@@ -67,7 +68,15 @@ const (
 	// session's screencast runs while such requests keep coming (a
 	// lease of FrameLease each), and stops when they stop.
 	OpFrame = "frame"
+	// OpInput sends a person's click, wheel or key on the live picture
+	// to the session's page (live.Session.InputAt, as the worker's own
+	// live view does), from the viewer that took it over: Key must be
+	// the one its OpTakeOver's reply gave.
+	OpInput = "input"
 )
+
+// maxInputWait bounds an input's dispatch to the page.
+const maxInputWait = 10 * time.Second
 
 // FrameLease is how long a frame request keeps a session's screencast
 // running after it.
@@ -95,6 +104,9 @@ type Request struct {
 	// (OpFrame; at most 5s).
 	Seq  int           `json:"seq,omitempty"`
 	Wait time.Duration `json:"wait,omitempty"`
+	// Input is the event and Key the takeover's key (OpInput).
+	Input *live.ViewInput `json:"input,omitempty"`
+	Key   string          `json:"key,omitempty"`
 }
 
 // Reply is a bridge's answer. Code classifies an error: "not_found",
@@ -108,6 +120,10 @@ type Reply struct {
 	// Frame means none came within the wait.
 	Frame []byte `json:"frame,omitempty"`
 	Seq   int    `json:"seq,omitempty"`
+	// Key is a takeover's key (OpTakeOver): the session accepts input
+	// (OpInput) only with it until the hand-back. It is the viewer's
+	// alone: never announced, logged or shown to the agent.
+	Key string `json:"key,omitempty"`
 }
 
 // Errors of Do, from a Reply's Code.
@@ -282,7 +298,13 @@ func (b *Bridge) do(rq Request) Reply {
 	case OpApprove:
 		err = s.Answer(rq.Approval, rq.Approve, by)
 	case OpTakeOver:
-		err = s.TakeOver(by)
+		key := newKey()
+		if err = s.TakeOverAs(by, key); err == nil {
+			b.log.Info("livebus: request", "op", rq.Op, "session", rq.Session, "by", by)
+			return Reply{OK: true, Key: key}
+		}
+	case OpInput:
+		return b.input(s, rq)
 	case OpHandBack:
 		err = s.HandBack(rq.Message)
 	case OpStop:
@@ -300,7 +322,39 @@ func (b *Bridge) do(rq Request) Reply {
 	switch {
 	case errors.Is(err, live.ErrNotFound), errors.Is(err, live.ErrClosed):
 		code = "not_found"
-	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver), errors.Is(err, live.ErrNotStoppable):
+	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver),
+		errors.Is(err, live.ErrNotYours), errors.Is(err, live.ErrNotStoppable), errors.Is(err, live.ErrNoBrowser):
+		code = "conflict"
+	}
+	return Reply{Error: err.Error(), Code: code}
+}
+
+// input sends a person's event to the session's page, as the worker's
+// own live view does (live.Session.InputAt), if the request holds the
+// key of the session's takeover. Neither the event's text nor the error
+// is logged: either may hold what the person typed.
+func (b *Bridge) input(s *live.Session, rq Request) Reply {
+	var err error
+	switch {
+	case rq.Input == nil:
+		err = fmt.Errorf("%w: no input event", live.ErrBadInput)
+	case rq.Key == "":
+		// an empty key is the worker's own live view's
+		err = live.ErrNotYours
+	default:
+		ctx, cancel := context.WithTimeout(b.ctx, maxInputWait)
+		defer cancel()
+		err = s.InputAt(ctx, rq.Key, *rq.Input)
+	}
+	if err == nil {
+		return Reply{OK: true}
+	}
+	b.log.Debug("livebus: input refused", "session", rq.Session)
+	code := "bad_request"
+	switch {
+	case errors.Is(err, live.ErrClosed):
+		code = "not_found"
+	case errors.Is(err, live.ErrNotTakenOver), errors.Is(err, live.ErrNotYours), errors.Is(err, live.ErrNoBrowser):
 		code = "conflict"
 	}
 	return Reply{Error: err.Error(), Code: code}
@@ -572,6 +626,13 @@ func (f *Follower) Close() {
 		f.sub.Unsubscribe()
 		close(f.stop)
 	})
+}
+
+// newKey makes a takeover's key: 128 random bits.
+func newKey() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func newID() string {

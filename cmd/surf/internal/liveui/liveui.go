@@ -18,7 +18,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -377,7 +376,7 @@ func answer(w http.ResponseWriter, err error) {
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	case errors.Is(err, live.ErrNotFound), errors.Is(err, live.ErrClosed):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
-	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver), errors.Is(err, live.ErrNotStoppable):
+	case errors.Is(err, live.ErrAnswered), errors.Is(err, live.ErrTakenOver), errors.Is(err, live.ErrNotTakenOver), errors.Is(err, live.ErrNotYours), errors.Is(err, live.ErrNotStoppable):
 		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
@@ -429,60 +428,22 @@ func (h *Handler) stop(w http.ResponseWriter, r *http.Request, s *live.Session, 
 	answer(w, s.Stop(h.who))
 }
 
-// inputReq is an input event from the live view. X and Y are fractions
-// of the image's width and height (0 to 1): the handler scales them to
-// the page's viewport.
-type inputReq struct {
-	Kind      string  `json:"kind"`
-	X         float64 `json:"x"`
-	Y         float64 `json:"y"`
-	Button    string  `json:"button,omitempty"`
-	Clicks    int     `json:"clicks,omitempty"`
-	DeltaX    float64 `json:"dx,omitempty"`
-	DeltaY    float64 `json:"dy,omitempty"`
-	Key       string  `json:"key,omitempty"`
-	Code      string  `json:"code,omitempty"`
-	Text      string  `json:"text,omitempty"`
-	Modifiers int     `json:"modifiers,omitempty"`
-}
-
+// input sends a person's event on the live view to the page
+// (live.Session.InputAt: the board's page sends its own through the
+// same call on the worker).
 func (h *Handler) input(w http.ResponseWriter, r *http.Request, s *live.Session, body []byte) {
-	var in inputReq
+	var in live.ViewInput
 	if err := decode(body, &in); err != nil {
 		answer(w, err)
 		return
 	}
-	e := live.InputEvent{Kind: in.Kind, Button: in.Button, Clicks: in.Clicks, DeltaX: in.DeltaX, DeltaY: in.DeltaY,
-		Key: in.Key, Code: in.Code, Text: in.Text, Modifiers: in.Modifiers}
-	if pointer(in.Kind) {
-		if math.IsNaN(in.X) || math.IsNaN(in.Y) || in.X < 0 || in.X > 1 || in.Y < 0 || in.Y > 1 {
-			answer(w, errors.New("x and y are fractions of the live view, from 0 to 1"))
-			return
-		}
-		vw, vh := s.Viewport()
-		if vw <= 0 || vh <= 0 {
-			answer(w, errors.New("no frame of the page yet: wait for the live view"))
-			return
-		}
-		// the last pixel is at w-1
-		e.X, e.Y = math.Min(in.X*vw, vw-1), math.Min(in.Y*vh, vh-1)
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	err := s.Input(ctx, e)
+	err := s.InputAt(ctx, "", in)
 	if err != nil {
 		// Neither the event's text nor the error is logged: either may
 		// hold what the person typed (a password).
 		h.log.Debug("liveui: input refused", "kind", in.Kind)
 	}
 	answer(w, err)
-}
-
-// pointer reports whether an input kind has a position.
-func pointer(kind string) bool {
-	switch kind {
-	case "mouse_move", "mouse_down", "mouse_up", "click", "wheel":
-		return true
-	}
-	return false
 }

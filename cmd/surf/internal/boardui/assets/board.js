@@ -12,7 +12,11 @@
   const order = ["running", "ready", "pending", "done", "failed", "cancelled"];
   const open = new Set();      // task ids whose details are open
   const snaps = new Map();     // bridge/id -> the session's approvals
-  const views = new Map();     // bridge/id -> the live view's <img>, while watched
+  const views = new Map();     // bridge/id -> the live view (a div.screen holding its <img>), while watched
+  // bridge/id -> this page's takeover: {key, seen}; the worker takes
+  // input only with its key. seen: the list has shown it taken over since
+  // (so a later "not taken over" means it was handed back).
+  const takes = new Map();
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
@@ -29,6 +33,7 @@
       try { msg = (await r.json()).error || msg; } catch (e) { /* not JSON */ }
       throw new Error(msg);
     }
+    try { return await r.json(); } catch (e) { return {}; }
   }
 
   function sessURL(s) { return "/s/" + encodeURIComponent(s.bridge) + "/" + encodeURIComponent(s.id); }
@@ -44,18 +49,100 @@
     renderSessions(last.sessions || []);
   }
 
-  function action(btn, s, what, body, msg) {
+  function action(btn, s, what, body, msg, then) {
     btn.addEventListener("click", async () => {
       btn.disabled = true;
       msg.textContent = "";
-      try { await post(sessURL(s) + "/" + what, typeof body === "function" ? body() : body); } catch (e) { msg.textContent = e.message; btn.disabled = false; }
+      try {
+        const rep = await post(sessURL(s) + "/" + what, typeof body === "function" ? body() : body);
+        if (then) then(rep);
+      } catch (e) { msg.textContent = e.message; btn.disabled = false; }
     });
+  }
+
+  // --- a person's clicks, wheel and keys on the live picture of a
+  // session this page took over: in order, one POST at a time, each with
+  // the takeover's key (the worker refuses any other)
+  let inputs = Promise.resolve();
+  function send(key, ev, msg) {
+    const t = takes.get(key);
+    if (!t) return;
+    const url = "/s/" + key.split("/").map(encodeURIComponent).join("/") + "/input";
+    ev.takeover_key = t.key;
+    inputs = inputs.then(() => post(url, ev)).catch((e) => { if (msg.isConnected) msg.textContent = e.message; });
+  }
+  function frac(img, e) {
+    const r = img.getBoundingClientRect();
+    return {
+      x: Math.min(1, Math.max(0, (e.clientX - r.left) / r.width)),
+      y: Math.min(1, Math.max(0, (e.clientY - r.top) / r.height)),
+    };
+  }
+  function mods(e) {
+    return (e.altKey ? 1 : 0) | (e.ctrlKey ? 2 : 0) | (e.metaKey ? 4 : 0) | (e.shiftKey ? 8 : 0);
+  }
+  const buttons = ["left", "middle", "right"];
+  function screen(key, s) {
+    const box = el("div", null, "screen");
+    box.tabIndex = 0;
+    box.setAttribute("aria-label", "the live view of " + (s.task || s.id) + "; while you have taken it over, clicks and keys here go to the page");
+    const img = el("img", null, "live");
+    img.alt = "the live view of " + (s.task || s.id);
+    img.draggable = false;
+    img.src = sessURL(s) + "/live.mjpg";
+    box.append(img);
+    const mine = () => {
+      const t = takes.get(key);
+      return !!t && t.seen;
+    };
+    const msg = () => box.parentElement ? box.parentElement.querySelector(".msg") || el("div") : el("div");
+    box.addEventListener("click", (e) => {
+      if (!mine()) return;
+      e.preventDefault();
+      box.focus();
+      const p = frac(img, e);
+      send(key, { kind: "click", x: p.x, y: p.y, button: buttons[e.button] || "left", clicks: 1, modifiers: mods(e) }, msg());
+    });
+    box.addEventListener("contextmenu", (e) => { if (mine()) e.preventDefault(); });
+    box.addEventListener("wheel", (e) => {
+      if (!mine()) return;
+      e.preventDefault();
+      const p = frac(img, e);
+      send(key, { kind: "wheel", x: p.x, y: p.y, dx: e.deltaX, dy: e.deltaY }, msg());
+    }, { passive: false });
+    box.addEventListener("keydown", (e) => {
+      if (!mine()) return;
+      e.preventDefault();
+      const m = mods(e);
+      // A printable key carries its text: the worker's surfer keeps the
+      // run of typing out of every record (journal, HAR, the model's view).
+      const text = e.key.length === 1 && !(m & 6) ? e.key : undefined;
+      send(key, { kind: "key_down", key: e.key, code: e.code, text: text, modifiers: m }, msg());
+      send(key, { kind: "key_up", key: e.key, code: e.code, modifiers: m }, msg());
+    });
+    box.addEventListener("paste", (e) => {
+      if (!mine()) return;
+      e.preventDefault();
+      const text = (e.clipboardData && e.clipboardData.getData("text/plain")) || "";
+      if (text) send(key, { kind: "type", text: text.slice(0, 4096) }, msg());
+    });
+    return box;
+  }
+  function unwatch(key) {
+    const box = views.get(key);
+    if (!box) return;
+    const img = box.querySelector("img");
+    if (img) img.src = "";
+    box.remove();
+    views.delete(key);
   }
 
   // the hand-back messages being written, kept across re-renders
   const drafts = new Map();
   function renderSessions(list) {
     const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.draft : undefined;
+    // a live picture being typed into keeps the focus across re-renders
+    const focusedScreen = [...views.values()].find((v) => v === document.activeElement);
     sessBody.replaceChildren();
     noSessions.hidden = list.length > 0;
     const keys = new Set();
@@ -106,12 +193,25 @@
           const m = (drafts.get(key) || "").trim();
           drafts.delete(key);
           return m ? { message: m } : {};
-        }, msg);
+        }, msg, () => { takes.delete(key); });
         acts.append(input, b);
+        const t = takes.get(key);
+        if (t) t.seen = true;
+        if (t) acts.append(el("div", "You have the wheel: clicks, wheel and keys on the picture go to the page (the agent waits). What you type is never recorded.", "hint"));
+        else acts.append(el("div", "Taken over from another page: hand back, then take over here to click and type.", "hint"));
         if (focused === key) setTimeout(() => { input.focus(); input.setSelectionRange(input.value.length, input.value.length); });
       } else {
+        const t = takes.get(key);
+        if (t && t.seen) takes.delete(key); // handed back (here or elsewhere)
         const b = el("button", "Take over", "takeover");
-        action(b, s, "takeover", {}, msg);
+        action(b, s, "takeover", {}, msg, (rep) => {
+          if (rep && rep.key) takes.set(key, { key: rep.key, seen: false });
+          // the picture, to click and type on
+          if (!views.has(key)) views.set(key, screen(key, s));
+          renderSessions(last.sessions || []);
+          const v = views.get(key);
+          if (v) v.focus();
+        });
         acts.append(b);
       }
       if (s.stoppable) {
@@ -121,26 +221,22 @@
       }
       const watch = el("button", views.has(key) ? "Stop watching" : "Watch", "watch");
       watch.addEventListener("click", () => {
-        const img = views.get(key);
-        if (img) {
-          img.src = "";
-          img.remove();
-          views.delete(key);
-        } else {
-          const v = el("img", null, "live");
-          v.alt = "the live view of " + (s.task || s.id);
-          v.src = sessURL(s) + "/live.mjpg";
-          views.set(key, v);
-        }
+        if (views.has(key)) unwatch(key);
+        else views.set(key, screen(key, s));
         renderSessions(last.sessions || []);
       });
       acts.append(watch, msg);
-      if (views.has(key)) acts.append(views.get(key));
+      if (views.has(key)) {
+        views.get(key).classList.toggle("taken", s.state === "taken over" && takes.has(key));
+        acts.append(views.get(key));
+      }
       tr.append(acts);
       sessBody.append(tr);
     }
     for (const k of snaps.keys()) if (!keys.has(k)) snaps.delete(k);
-    for (const [k, img] of views) if (!keys.has(k)) { img.src = ""; views.delete(k); }
+    if (focusedScreen && focusedScreen.isConnected) focusedScreen.focus({ preventScroll: true });
+    for (const k of [...views.keys()]) if (!keys.has(k)) unwatch(k);
+    for (const k of [...takes.keys()]) if (!keys.has(k)) takes.delete(k);
   }
 
   function dd(dl, name, value, pre) {
