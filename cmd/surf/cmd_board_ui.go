@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/surfkit/surf/cmd/surf/internal/boardui"
-	"github.com/surfkit/surf/cmd/surf/internal/livebus"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 )
 
@@ -51,16 +49,11 @@ func boardUI(ctx context.Context, cli *CLI, c *command, args []string) error {
 		return err
 	}
 	defer b.Close()
-	bus, err := livebus.Follow(b.Conn())
+	ui, closeUI, err := openBoardPage(ctx, cli, b, nil, "", nil)
 	if err != nil {
 		return err
 	}
-	defer bus.Close()
-	ui, err := boardui.New(ctx, boardui.Config{Board: b, Bus: bus, Logger: cli.Logger})
-	if err != nil {
-		return err
-	}
-	defer ui.Close()
+	defer closeUI()
 	m, err := cli.serveMetrics(ctx, *metrics)
 	if err != nil {
 		return fmt.Errorf("--metrics: %w", err)

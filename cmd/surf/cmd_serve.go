@@ -16,8 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
-	"github.com/surfkit/surf/cmd/surf/internal/live"
-	"github.com/surfkit/surf/cmd/surf/internal/liveui"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -229,17 +227,13 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 		return err
 	}
 	defer scfg.Sandbox.Close()
+	var boardPage bool
 	if f.httpAddr != "" && !f.noUI {
-		scfg.Live = live.New(live.Config{Logger: cli.Logger})
-		defer scfg.Live.Close()
-		ui, err := liveui.New(liveui.Config{Hub: scfg.Live, Logger: cli.Logger})
-		if err != nil {
+		var stopUI func()
+		if httpOpts.UI, boardPage, stopUI, err = startServeUI(ctx, cli, &scfg, httpOpts, scfg.Metrics); err != nil {
 			return err
 		}
-		httpOpts.UI = ui
-		stopUI := context.AfterFunc(ctx, ui.Close) // its streams would hold the shutdown up
 		defer stopUI()
-		defer ui.Close()
 	}
 	srv, err := mcpserver.New(ctx, scfg)
 	if err != nil {
@@ -249,7 +243,7 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if f.httpAddr == "" {
 		err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}, MaxLineLength: mcpserver.MaxRequestBytes})
 	} else {
-		err = serveHTTP(ctx, cli, srv, f.httpAddr, httpOpts, madeToken, writeToken, scfg.Live != nil)
+		err = serveHTTP(ctx, cli, srv, f.httpAddr, httpOpts, madeToken, writeToken, scfg.Live != nil, boardPage)
 	}
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil // interrupted, or the client went away: a normal end
@@ -258,7 +252,7 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 }
 
 // serveHTTP serves srv at addr, writing the token surf made first.
-func serveHTTP(ctx context.Context, cli *CLI, srv *mcpserver.Server, addr string, o mcpserver.HTTPOptions, madeToken bool, writeToken string, withUI bool) error {
+func serveHTTP(ctx context.Context, cli *CLI, srv *mcpserver.Server, addr string, o mcpserver.HTTPOptions, madeToken bool, writeToken string, withUI, boardPage bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -272,7 +266,7 @@ func serveHTTP(ctx context.Context, cli *CLI, srv *mcpserver.Server, addr string
 		defer os.Remove(path)
 		fmt.Fprintf(cli.Stderr, "surf: the bearer token is in %s (mode 0600): clients send \"Authorization: Bearer TOKEN\"\n", path)
 	}
-	announceHTTP(cli, ln.Addr(), o, withUI)
+	announceHTTP(cli, ln.Addr(), o, withUI, boardPage)
 	return srv.Serve(ctx, ln, o)
 }
 
@@ -345,8 +339,8 @@ func (tf *serveTokenFlags) options(c *command, flags *pflag.FlagSet, cli *CLI, a
 }
 
 // announceHTTP says on stderr where the server is, and for the live view
-// the address that logs a browser in.
-func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui bool) {
+// (and the board's page) the address that logs a browser in.
+func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui, boardPage bool) {
 	if o.NoToken {
 		fmt.Fprintf(cli.Stderr, "surf: WARNING: --no-token: every user of this machine can drive this browser through http://%s%s\n", addr, mcpserver.HTTPPath)
 	}
@@ -354,11 +348,16 @@ func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui bool) {
 	if !ui {
 		return
 	}
-	switch {
-	case len(o.Principals) > 0:
-		fmt.Fprintf(cli.Stderr, "surf: live view at %s (each principal with its own token from --tokens)\n", loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost, Token: "TOKEN"}))
-	default:
-		fmt.Fprintf(cli.Stderr, "surf: live view at %s\n", loginURL(addr, o))
+	what, login := "live view", loginURL(addr, o)
+	if boardPage {
+		what = "board's page"
+	}
+	if len(o.Principals) > 0 {
+		login = loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost, Token: "TOKEN"}) + " (each principal with its own token from --tokens)"
+	}
+	fmt.Fprintf(cli.Stderr, "surf: %s at %s\n", what, login)
+	if boardPage {
+		fmt.Fprintf(cli.Stderr, "surf: this server's live view at %s%s (from the board's page)\n", strings.TrimSuffix(loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost}), "/"), serveLivePath)
 	}
 }
 
