@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/surfkit/surf/cmd/surf/internal/boardui"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 )
 
@@ -49,11 +50,11 @@ func boardUI(ctx context.Context, cli *CLI, c *command, args []string) error {
 		return err
 	}
 	defer b.Close()
-	ui, closeUI, err := openBoardPage(ctx, cli, b, nil, "", nil)
+	ui, err := boardui.Open(ctx, boardui.OpenConfig{Board: b, Logger: cli.Logger})
 	if err != nil {
 		return err
 	}
-	defer closeUI()
+	defer ui.Close()
 	m, err := cli.serveMetrics(ctx, *metrics)
 	if err != nil {
 		return fmt.Errorf("--metrics: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
+	"github.com/surfkit/surf/cmd/surf/internal/boardui"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/policy"
@@ -333,7 +334,7 @@ func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui, boardPag
 	}
 	fmt.Fprintf(cli.Stderr, "surf: %s at %s\n", what, login)
 	if boardPage {
-		fmt.Fprintf(cli.Stderr, "surf: this server's live view at %s%s (from the board's page)\n", strings.TrimSuffix(loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost}), "/"), serveLivePath)
+		fmt.Fprintf(cli.Stderr, "surf: this server's live view at %s%s (from the board's page)\n", strings.TrimSuffix(loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost}), "/"), boardui.LiveViewPath)
 	}
 }
 
