@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 	"github.com/surfkit/surf/cmd/surf/internal/boardui"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
@@ -241,7 +240,7 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	defer srv.Close()
 	if f.httpAddr == "" {
-		err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}, MaxLineLength: mcpserver.MaxRequestBytes})
+		err = srv.ServeIO(ctx, cli.Stdin, cli.Stdout)
 	} else {
 		err = serveHTTP(ctx, cli, srv, f.httpAddr, tokens, scfg.Live != nil, boardPage)
 	}
@@ -364,17 +363,3 @@ func modelFlagsGiven(changed func(string) bool) bool {
 	}
 	return false
 }
-
-// readCloser is stdin for the MCP transport: closing it (when the server
-// stops) unblocks a pending read when it is a file.
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// nopWriteCloser keeps stdout open when the transport closes.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
