@@ -76,7 +76,7 @@ func NewMetrics() *Metrics {
 	m.actionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "action_duration_seconds",
 		Help: "Duration of browser actions, by tool.", Buckets: secs}, []string{"tool"})
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "denials_total",
-		Help: "Policy denials, by rule kind."}, []string{"rule"})
+		Help: "Policy denials, by gate (action, request) and rule kind."}, []string{"gate", "rule"})
 	m.modelRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "model_requests_total",
 		Help: "Model requests, by outcome."}, []string{"outcome"})
 	m.modelTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "model_tokens_total",
@@ -235,17 +235,32 @@ func (m *Metrics) Action(tool, outcome string, d time.Duration) {
 // ruleKind keeps a denial's label to the policy's rule kinds.
 var ruleKind = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 
-// Denial counts a policy denial by the kind of rule that made it (the
-// policy's Rule names such as "deny", "allowlist", "private"); anything
-// else is counted as "other".
-func (m *Metrics) Denial(rule string) {
+// Gates of a denial, the values of Denial's gate label.
+const (
+	// GateAction: the action gate refused a tool call or the URL it
+	// would visit (sandbox.LayerAction).
+	GateAction = "action"
+	// GateRequest: the network gate refused a request, a redirect hop or
+	// a connection before it left the browser (the sandbox's request
+	// gate and egress proxy, and a replay's missing answers).
+	GateRequest = "request"
+)
+
+// Denial counts a policy denial by the gate that made it (GateAction,
+// GateRequest; anything else is "other") and the kind of rule (the
+// policy's Rule names such as "deny", "allowlist", "private"; anything
+// else is counted as "other").
+func (m *Metrics) Denial(gate, rule string) {
 	if m == nil {
 		return
+	}
+	if gate != GateAction && gate != GateRequest {
+		gate = "other"
 	}
 	if !ruleKind.MatchString(rule) {
 		rule = "other"
 	}
-	m.denials.WithLabelValues(rule).Inc()
+	m.denials.WithLabelValues(gate, rule).Inc()
 }
 
 // Model counts a model request, its tokens and its latency.

@@ -204,7 +204,7 @@ func TestMetricsLabels(t *testing.T) {
 	var nilM *Metrics
 	nilM.Action("click", OK, time.Second)
 	nilM.Call("x", OK, 0)
-	nilM.Denial("deny")
+	nilM.Denial(GateAction, "deny")
 	nilM.Model(OK, 1, 1, 0)
 	nilM.Task("done", 1, 1)
 	nilM.Sessions(func() (int, int) { return 1, 1 })
@@ -216,8 +216,9 @@ func TestMetricsLabels(t *testing.T) {
 	const secret = "https://bank.example/?token=s3cr3t-VALUE"
 	m.Action(secret, OK, time.Second)
 	m.Call("visit_url", ToolError, time.Second)
-	m.Denial(secret)
-	m.Denial("private-networks")
+	m.Denial(GateAction, secret)
+	m.Denial(secret, "private-networks")
+	m.Denial(GateRequest, "private-networks")
 	m.Task(secret, time.Second, time.Minute)
 	m.Sessions(func() (int, int) { return 2, 3 })
 	m.Sessions(func() (int, int) { return 1, 0 })
@@ -230,8 +231,9 @@ func TestMetricsLabels(t *testing.T) {
 	for _, want := range []string{
 		`surf_actions_total{outcome="ok",tool="unknown"} 1`,
 		`surf_calls_total{outcome="tool_error",tool="visit_url"} 1`,
-		`surf_denials_total{rule="other"} 1`,
-		`surf_denials_total{rule="private-networks"} 1`,
+		`surf_denials_total{gate="action",rule="other"} 1`,
+		`surf_denials_total{gate="other",rule="private-networks"} 1`,
+		`surf_denials_total{gate="request",rule="private-networks"} 1`,
 		`surf_board_tasks_total{state="other"} 1`,
 		`surf_sessions_open 3`,
 		`surf_sessions_queued 3`,

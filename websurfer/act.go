@@ -264,8 +264,7 @@ func (s *Surfer) decide(ctx context.Context, d policy.Decision, target string, d
 	}
 	s.decided = append(s.decided, Decided{Decision: d, Asked: asked, Target: target})
 	if d.Verdict != policy.Allow {
-		s.cfg.Metrics.Denial(d.Rule)
-		s.sess.RecordDenial(denial(d))
+		s.sess.RecordDenial(denial(d)) // counted by countDenials
 		return d, asked, tools.NewError(d.Err())
 	}
 	return d, asked, nil

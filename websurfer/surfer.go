@@ -144,6 +144,9 @@ type Surfer struct {
 	// recordCapture, set by tests only, receives each observation's
 	// capture, accessibility nodes and render input (see -record).
 	recordCapture func(*perception.Capture, map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node, perception.RenderInput)
+	// stopCount ends countDenials' subscription to the session's
+	// denials.
+	stopCount func()
 	// decided are the gate decisions since TakeDecisions.
 	decided []Decided
 	usage   usageTally
@@ -304,6 +307,7 @@ func (s *Surfer) attach(ctx context.Context, sess *sandbox.Session) error {
 	}
 	s.sess, s.cfg.Session, s.pol = sess, sess, pol
 	s.red.Store(sess.Redactions())
+	s.countDenials(sess)
 	sess.Context().OnPage(func(p playwright.Page) {
 		s.evmu.Lock()
 		if !s.known[p] {
@@ -460,6 +464,9 @@ func (s *Surfer) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.stopCount != nil {
+		s.stopCount()
+	}
 	s.dismissDialog(nil, "surf closed") // a page blocked in a dialog would not close
 	var errs []error
 	// Downloads and pages of a browser that died or a page that crashed

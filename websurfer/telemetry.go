@@ -12,6 +12,7 @@ import (
 
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
+	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/telemetry"
 	"github.com/surfkit/surf/tools"
 )
@@ -96,4 +97,28 @@ func endRunSpan(span trace.Span, reason journal.EndReason, steps int, err error)
 		span.SetStatus(codes.Error, string(reason))
 	}
 	span.End()
+}
+
+// countDenials counts every denial of sess in Config.Metrics, by gate
+// and rule: the action gate's (recorded by decide and the secret-input
+// check) and the network gate's (the sandbox's request gate, its egress
+// proxy, a replay's missing answers), which the surfer learns of only
+// through the session. A session replaced after a crash stops being
+// counted; Close stops the count. The caller holds s.mu (or is New).
+func (s *Surfer) countDenials(sess *sandbox.Session) {
+	if s.stopCount != nil {
+		s.stopCount()
+		s.stopCount = nil
+	}
+	m := s.cfg.Metrics
+	if m == nil {
+		return
+	}
+	s.stopCount = sess.OnDenial(func(d sandbox.Denial) {
+		gate := telemetry.GateRequest
+		if d.Layer == sandbox.LayerAction {
+			gate = telemetry.GateAction
+		}
+		m.Denial(gate, d.Decision.Rule)
+	})
 }

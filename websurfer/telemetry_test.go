@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -187,5 +188,65 @@ func TestRunTelemetry(t *testing.T) {
 		if strings.Contains(metrics, v) {
 			t.Errorf("the metrics hold the %s", what)
 		}
+	}
+}
+
+// TestDenialsByGate: Metrics counts the action gate's denials (a visit
+// the policy refuses) as gate="action" and the network gate's (an image
+// of an allowed page from a host outside the allowlist, which no action
+// asked for) as gate="request", each once; after ReplaceSession the new
+// session's denials are counted and the old one's no longer, and after
+// Close nothing is.
+func TestDenialsByGate(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	sites.Handle("/img", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>img</title><p>a picture</p><img alt="pixel" src="http://blocked.example/pixel.png">`)
+	})
+	m := telemetry.NewMetrics()
+	f := newFixtureOn(t, sites, Config{Metrics: m}, sandbox.SessionConfig{})
+	count := func(gate, rule string) string {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		series := fmt.Sprintf(`surf_denials_total{gate=%q,rule=%q} `, gate, rule)
+		for _, l := range strings.Split(rec.Body.String(), "\n") {
+			if v, ok := strings.CutPrefix(l, series); ok {
+				return v
+			}
+		}
+		return "0"
+	}
+	waitCount := func(gate, rule, want string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for count(gate, rule) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("surf_denials_total{gate=%q,rule=%q} = %s, want %s", gate, rule, count(gate, rule), want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	f.fail("visit_url", `{"url": "http://denied.example/"}`, "denied")
+	waitCount("action", "allow", "1")
+	f.visit("/img")
+	waitCount("request", "allow", "1")
+	if got := count("action", "allow"); got != "1" {
+		t.Errorf("the blocked image also counted as the action gate's: %s", got)
+	}
+
+	old := f.s.Session()
+	next := browsertest.Session(t, sandbox.SessionConfig{Policy: old.Policy()})
+	if err := f.s.ReplaceSession(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	old.RecordDenial(sandbox.Denial{Decision: policy.Decision{Verdict: policy.Deny, Rule: policy.RuleDeny}})
+	next.RecordDenial(sandbox.Denial{Decision: policy.Decision{Verdict: policy.Deny, Rule: policy.RulePrivateNetworks}})
+	if got := count("action", "deny"); got != "0" {
+		t.Errorf("a denial of the replaced session was counted: %s", got)
+	}
+	waitCount("action", "private-networks", "1")
+	f.s.Close()
+	next.RecordDenial(sandbox.Denial{Decision: policy.Decision{Verdict: policy.Deny, Rule: policy.RulePrivateNetworks}})
+	if got := count("action", "private-networks"); got != "1" {
+		t.Errorf("a denial after Close was counted: %s", got)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/cmd/surf/internal/boardui"
-	"github.com/surfkit/surf/cmd/surf/internal/livebus"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 )
 
@@ -51,12 +50,7 @@ func boardUI(ctx context.Context, cli *CLI, c *command, args []string) error {
 		return err
 	}
 	defer b.Close()
-	bus, err := livebus.Follow(b.Conn())
-	if err != nil {
-		return err
-	}
-	defer bus.Close()
-	ui, err := boardui.New(ctx, boardui.Config{Board: b, Bus: bus, Logger: cli.Logger})
+	ui, err := boardui.Open(ctx, boardui.OpenConfig{Board: b, Logger: cli.Logger})
 	if err != nil {
 		return err
 	}

@@ -5,19 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
+	"github.com/surfkit/surf/cmd/surf/internal/boardui"
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
-	"github.com/surfkit/surf/cmd/surf/internal/live"
-	"github.com/surfkit/surf/cmd/surf/internal/liveui"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/sandbox"
@@ -129,24 +125,25 @@ func (f *serveFlags) parse(c *command, cli *CLI, args []string) error {
 	return nil
 }
 
-// httpOptions are the HTTP server's options with --http, whether surf
-// made the token and where to write it ("" for the default file).
-func (f *serveFlags) httpOptions(c *command, cli *CLI) (o mcpserver.HTTPOptions, madeToken bool, writeToken string, err error) {
+// httpTokens are the HTTP server's tokens and options with --http, and
+// whether surf made the token (then serveHTTP writes it to a file).
+func (f *serveFlags) httpTokens(c *command, cli *CLI) (mcpserver.Tokens, error) {
 	if f.httpAddr == "" {
-		return o, false, "", nil
+		return mcpserver.Tokens{}, nil
 	}
-	o, madeToken, writeToken, err = f.tf.options(c, f.fs, cli, f.httpAddr)
+	t, err := f.tf.read(c, f.fs, cli, f.httpAddr)
 	if err != nil {
-		return o, false, "", err
+		return t, err
 	}
+	o := &t.Options
 	o.AllowRemote, o.PublicHost = f.allowRemote, f.publicHost
 	if len(o.Principals) > 0 && f.state.Path != "" {
-		return o, false, "", usagef(c, "--state is one identity, and --tokens has several principals: give each its own with --state-dir (session_open's state argument)")
+		return t, usagef(c, "--state is one identity, and --tokens has several principals: give each its own with --state-dir (session_open's state argument)")
 	}
-	if err := mcpserver.CheckBind(f.httpAddr, o); err != nil {
-		return o, false, "", &exitError{code: 2, err: err}
+	if err := mcpserver.CheckBind(f.httpAddr, *o); err != nil {
+		return t, &exitError{code: 2, err: err}
 	}
-	return o, madeToken, writeToken, nil
+	return t, nil
 }
 
 // model is the websurfer tool's model. It is optional: without one the
@@ -197,7 +194,7 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if err := f.parse(c, cli, args); err != nil {
 		return err
 	}
-	httpOpts, madeToken, writeToken, err := f.httpOptions(c, cli)
+	tokens, err := f.httpTokens(c, cli)
 	if err != nil {
 		return err
 	}
@@ -229,17 +226,13 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 		return err
 	}
 	defer scfg.Sandbox.Close()
+	var boardPage bool
 	if f.httpAddr != "" && !f.noUI {
-		scfg.Live = live.New(live.Config{Logger: cli.Logger})
-		defer scfg.Live.Close()
-		ui, err := liveui.New(liveui.Config{Hub: scfg.Live, Logger: cli.Logger})
-		if err != nil {
+		var stopUI func()
+		if tokens.Options.UI, boardPage, stopUI, err = startServeUI(ctx, cli, &scfg, tokens.Options, scfg.Metrics); err != nil {
 			return err
 		}
-		httpOpts.UI = ui
-		stopUI := context.AfterFunc(ctx, ui.Close) // its streams would hold the shutdown up
 		defer stopUI()
-		defer ui.Close()
 	}
 	srv, err := mcpserver.New(ctx, scfg)
 	if err != nil {
@@ -247,9 +240,9 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	defer srv.Close()
 	if f.httpAddr == "" {
-		err = srv.ServeTransport(ctx, &mcp.IOTransport{Reader: readCloser(cli.Stdin), Writer: nopWriteCloser{cli.Stdout}, MaxLineLength: mcpserver.MaxRequestBytes})
+		err = srv.ServeIO(ctx, cli.Stdin, cli.Stdout)
 	} else {
-		err = serveHTTP(ctx, cli, srv, f.httpAddr, httpOpts, madeToken, writeToken, scfg.Live != nil)
+		err = serveHTTP(ctx, cli, srv, f.httpAddr, tokens, scfg.Live != nil, boardPage)
 	}
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil // interrupted, or the client went away: a normal end
@@ -258,13 +251,14 @@ func runServe(ctx context.Context, cli *CLI, c *command, args []string) error {
 }
 
 // serveHTTP serves srv at addr, writing the token surf made first.
-func serveHTTP(ctx context.Context, cli *CLI, srv *mcpserver.Server, addr string, o mcpserver.HTTPOptions, madeToken bool, writeToken string, withUI bool) error {
+func serveHTTP(ctx context.Context, cli *CLI, srv *mcpserver.Server, addr string, t mcpserver.Tokens, withUI, boardPage bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	if madeToken {
-		path, werr := writeTokenFile(cli, writeToken, ln.Addr(), o.Token)
+	o := t.Options
+	if t.Made {
+		path, werr := writeTokenFile(cli, t, ln.Addr())
 		if werr != nil {
 			ln.Close()
 			return werr
@@ -272,7 +266,7 @@ func serveHTTP(ctx context.Context, cli *CLI, srv *mcpserver.Server, addr string
 		defer os.Remove(path)
 		fmt.Fprintf(cli.Stderr, "surf: the bearer token is in %s (mode 0600): clients send \"Authorization: Bearer TOKEN\"\n", path)
 	}
-	announceHTTP(cli, ln.Addr(), o, withUI)
+	announceHTTP(cli, ln.Addr(), o, withUI, boardPage)
 	return srv.Serve(ctx, ln, o)
 }
 
@@ -300,53 +294,29 @@ func (tf *serveTokenFlags) given(fs *pflag.FlagSet) bool {
 	return fs.Changed("token") || fs.Changed("token-file") || fs.Changed("tokens") || fs.Changed("no-token")
 }
 
-// options reads the tokens of an HTTP server: $SURF_MCP_TOKEN, an
-// existing --token-file, the principals of --tokens, or none with
-// --no-token. On loopback without any, it makes one (made): the caller
-// writes it to writeTo (or the default file) once it listens.
-func (tf *serveTokenFlags) options(c *command, flags *pflag.FlagSet, cli *CLI, addr string) (o mcpserver.HTTPOptions, made bool, writeTo string, err error) {
+// read reads the tokens of an HTTP server (mcpserver.ReadTokens):
+// $SURF_MCP_TOKEN, an existing --token-file, the principals of --tokens,
+// or none with --no-token. On loopback without any, surf makes one, and
+// serveHTTP writes it to --token-file's file or the default one.
+func (tf *serveTokenFlags) read(c *command, flags *pflag.FlagSet, cli *CLI, addr string) (mcpserver.Tokens, error) {
 	if flags.Changed("token") {
-		return o, false, "", errTokenFlag(c, "--token", "set SURF_MCP_TOKEN, or put the token in a file only you can read and pass --token-file FILE")
+		return mcpserver.Tokens{}, errTokenFlag(c, "--token", "set SURF_MCP_TOKEN, or put the token in a file only you can read and pass --token-file FILE")
 	}
-	env := strings.TrimSpace(cli.Getenv("SURF_MCP_TOKEN"))
-	if *tf.tokens != "" {
-		if env != "" || *tf.tokenFile != "" || *tf.noToken {
-			return o, false, "", usagef(c, "--tokens excludes another token (--token-file, SURF_MCP_TOKEN) and --no-token")
-		}
-		o.Principals, err = mcpserver.ReadPrincipals("--tokens", *tf.tokens)
-		return o, false, "", err
+	t, err := mcpserver.ReadTokens(mcpserver.TokenSources{Env: cli.Getenv("SURF_MCP_TOKEN"), File: *tf.tokenFile,
+		PrincipalsFile: *tf.tokens, NoToken: *tf.noToken, FileWhat: "--token-file", PrincipalsWhat: "--tokens"}, addr)
+	switch {
+	case !errors.Is(err, mcpserver.ErrTokenSources):
+		return t, err
+	case *tf.tokens != "":
+		return t, usagef(c, "--tokens excludes another token (--token-file, SURF_MCP_TOKEN) and --no-token")
+	default:
+		return t, usagef(c, "--no-token excludes a token (--token-file, SURF_MCP_TOKEN)")
 	}
-	if *tf.noToken {
-		if env != "" || *tf.tokenFile != "" {
-			return o, false, "", usagef(c, "--no-token excludes a token (--token-file, SURF_MCP_TOKEN)")
-		}
-		o.NoToken = true
-		return o, false, "", nil
-	}
-	o.Token = env
-	if o.Token == "" && *tf.tokenFile != "" {
-		if _, serr := os.Lstat(*tf.tokenFile); serr == nil {
-			o.Token, err = mcpserver.ReadTokenFile("--token-file", *tf.tokenFile)
-			return o, false, "", err
-		} else if !errors.Is(serr, fs.ErrNotExist) {
-			return o, false, "", fmt.Errorf("--token-file: %w", serr)
-		}
-		// No file yet: surf makes the token and writes it there.
-		o.Token = mcpserver.GenerateToken()
-		return o, true, *tf.tokenFile, nil
-	}
-	if o.Token == "" && mcpserver.IsLoopbackBind(addr) {
-		// Loopback is open to every local user: a token by default.
-		// (Other addresses need one given: CheckBind says so.)
-		o.Token = mcpserver.GenerateToken()
-		return o, true, "", nil
-	}
-	return o, false, "", nil
 }
 
 // announceHTTP says on stderr where the server is, and for the live view
-// the address that logs a browser in.
-func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui bool) {
+// (and the board's page) the address that logs a browser in.
+func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui, boardPage bool) {
 	if o.NoToken {
 		fmt.Fprintf(cli.Stderr, "surf: WARNING: --no-token: every user of this machine can drive this browser through http://%s%s\n", addr, mcpserver.HTTPPath)
 	}
@@ -354,33 +324,32 @@ func announceHTTP(cli *CLI, addr net.Addr, o mcpserver.HTTPOptions, ui bool) {
 	if !ui {
 		return
 	}
-	switch {
-	case len(o.Principals) > 0:
-		fmt.Fprintf(cli.Stderr, "surf: live view at %s (each principal with its own token from --tokens)\n", loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost, Token: "TOKEN"}))
-	default:
-		fmt.Fprintf(cli.Stderr, "surf: live view at %s\n", loginURL(addr, o))
+	what, login := "live view", loginURL(addr, o)
+	if boardPage {
+		what = "board's page"
+	}
+	if len(o.Principals) > 0 {
+		login = loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost, Token: "TOKEN"}) + " (each principal with its own token from --tokens)"
+	}
+	fmt.Fprintf(cli.Stderr, "surf: %s at %s\n", what, login)
+	if boardPage {
+		fmt.Fprintf(cli.Stderr, "surf: this server's live view at %s%s (from the board's page)\n", strings.TrimSuffix(loginURL(addr, mcpserver.HTTPOptions{PublicHost: o.PublicHost}), "/"), boardui.LiveViewPath)
 	}
 }
 
-// writeTokenFile writes the HTTP server's bearer token to path, or by
-// default to serve-PORT.token in the runtime directory (0700, this user's
-// only), with mode 0600 (mcpserver.WriteTokenFile), and returns the path.
-func writeTokenFile(cli *CLI, path string, addr net.Addr, token string) (string, error) {
+// writeTokenFile writes the token surf made to its file, by default
+// serve-PORT.token in the runtime directory (0700, this user's only),
+// with mode 0600 (mcpserver.WriteTokenFile), and returns the path.
+func writeTokenFile(cli *CLI, t mcpserver.Tokens, addr net.Addr) (string, error) {
+	path := t.File
 	if path == "" {
 		dir := daemon.RuntimeDir(cli.Getenv)
 		if err := daemon.EnsureDir(dir); err != nil {
 			return "", withHint(err, "set SURF_RUNTIME_DIR to a directory of your own with mode 0700, or pass --token-file")
 		}
-		port := 0
-		if ta, ok := addr.(*net.TCPAddr); ok {
-			port = ta.Port
-		}
-		path = filepath.Join(dir, fmt.Sprintf("serve-%d.token", port))
+		path = mcpserver.DefaultTokenFile(dir, addr)
 	}
-	if err := mcpserver.WriteTokenFile(path, token); err != nil {
-		return "", err
-	}
-	return path, nil
+	return path, mcpserver.WriteTokenFile(path, t.Options.Token)
 }
 
 // modelFlagsGiven reports whether any model flag was set on the command
@@ -394,17 +363,3 @@ func modelFlagsGiven(changed func(string) bool) bool {
 	}
 	return false
 }
-
-// readCloser is stdin for the MCP transport: closing it (when the server
-// stops) unblocks a pending read when it is a file.
-func readCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// nopWriteCloser keeps stdout open when the transport closes.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

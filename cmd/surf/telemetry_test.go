@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,7 +306,7 @@ func TestServeMetricsAndTrace(t *testing.T) {
 		`surf_calls_total{outcome="ok",tool="input_text"}`:        1,
 		`surf_actions_total{outcome="ok",tool="input_text"}`:      1,
 		`surf_actions_total{outcome="denied",tool="visit_url"}`:   1,
-		`surf_denials_total{rule="allow"}`:                        1,
+		`surf_denials_total{gate="action",rule="allow"}`:          1,
 		`surf_call_duration_seconds_count{tool="visit_url"}`:      2,
 	} {
 		if got := metricValue(after, series); got != want {
@@ -337,6 +338,70 @@ func TestServeMetricsAndTrace(t *testing.T) {
 		if strings.HasPrefix(line, "{") && strings.Contains(line, typed) {
 			t.Errorf("a span holds the typed text: %s", line)
 		}
+	}
+}
+
+// TestServeMetricsRequestDenials: a request the network gate blocks (a
+// page's image from a host outside the allowlist, which no action asked
+// for) is counted in surf_denials_total with gate="request", beside the
+// action gate's denials, and /metrics still passes promtool check
+// metrics; the blocked URL is in no label.
+func TestServeMetricsRequestDenials(t *testing.T) {
+	blocked := randomText(t, "blocked-") + ".example"
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>img</title><p>a picture:</p><img alt="pixel" src="http://%s/pixel.png">`, blocked)
+	}))
+	defer site.Close()
+	const token = "metrics-token-0123456789abcdef02"
+	cmd := surfCmd("serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--allow", site.Listener.Addr().String(), "--no-ui")
+	cmd.Env = append(cmd.Env, "SURF_MCP_TOKEN="+token)
+	p := start(t, cmd)
+	metricsURL := p.await(t, metricsAt)
+	endpoint := p.await(t, regexp.MustCompile(`^surf: serving MCP \(streamable HTTP\) at (\S+)$`))
+	const series = `surf_denials_total{gate="request",rule="allow"}`
+	if v := metricValue(scrape(t, metricsURL), series); v > 0 {
+		t.Fatalf("%s = %v before any call", series, v)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "surf-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: endpoint, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: &bearerTransport{token: token, next: http.DefaultTransport}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "visit_url", Arguments: map[string]any{"url": site.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("visit_url of the allowed page failed: %v", res.Content)
+	}
+	// The image's request is refused while the page loads, on the
+	// gate's goroutine: wait for the count (bounded by ctx).
+	var got string
+	for {
+		got = scrape(t, metricsURL)
+		if metricValue(got, series) >= 1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s did not move after the page's image was blocked:\n%s", series, got)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	promtoolCheck(t, got)
+	if v := metricValue(got, `surf_denials_total{gate="action",rule="allow"}`); v > 0 {
+		t.Errorf("the request gate's denial was counted as the action gate's too (%v)", v)
+	}
+	if strings.Contains(got, blocked) {
+		t.Error("the metrics hold the blocked host")
 	}
 }
 

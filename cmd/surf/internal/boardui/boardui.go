@@ -15,15 +15,18 @@
 package boardui
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -58,8 +61,17 @@ type Config struct {
 	// Who names the person at the page in the agent's takeover note and
 	// the journal; empty means "the user".
 	Who string
+	// Links are other pages of the same server the page's header links
+	// to, such as surf serve's own live view.
+	Links []Link
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+}
+
+// Link is a link in the page's header: its text and its address (a path
+// of the same server; nothing else is accepted).
+type Link struct {
+	Text, Path string
 }
 
 // Handler serves the page. Close it to stop following the board and end
@@ -68,6 +80,7 @@ type Handler struct {
 	b      *board.Board
 	bus    *livebus.Follower
 	who    string
+	links  []byte // the header's links, as HTML
 	log    *slog.Logger
 	mux    *http.ServeMux
 	cancel context.CancelFunc
@@ -91,6 +104,10 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 		tasks: map[string]board.Record{}, pokes: map[chan struct{}]struct{}{}}
 	if h.who == "" {
 		h.who = "the user"
+	}
+	var err error
+	if h.links, err = linksHTML(cfg.Links); err != nil {
+		return nil, err
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -249,8 +266,30 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing page", http.StatusInternalServerError)
 		return
 	}
+	if len(h.links) > 0 {
+		b = bytes.Replace(b, []byte("</header>"), append(h.links, "</header>"...), 1)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(b)
+}
+
+// linksHTML is the header's links as HTML: each a path of this server
+// (one that starts with a single '/'), its text escaped.
+func linksHTML(links []Link) ([]byte, error) {
+	if len(links) == 0 {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	b.WriteString(`<nav class="links">`)
+	for _, l := range links {
+		u, err := url.Parse(l.Path)
+		if err != nil || !strings.HasPrefix(l.Path, "/") || strings.HasPrefix(l.Path, "//") || u.Scheme != "" || u.Host != "" || strings.TrimSpace(l.Text) == "" {
+			return nil, fmt.Errorf("boardui: link %q to %q: want a text and a path of this server", l.Text, l.Path)
+		}
+		fmt.Fprintf(&b, `<a href="%s">%s</a>`, html.EscapeString(u.String()), html.EscapeString(l.Text))
+	}
+	b.WriteString(`</nav>`)
+	return b.Bytes(), nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) { webguard.WriteJSON(w, status, v) }

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"runtime/debug"
@@ -445,6 +446,24 @@ func (s *Server) Tools() []string { return append([]string(nil), s.list...) }
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.ServeTransport(ctx, &mcp.StdioTransport{MaxLineLength: MaxRequestBytes})
 }
+
+// ServeIO serves one client on r and w, newline-delimited JSON like
+// stdio (for a program whose stdin and stdout are not os.Stdin and
+// os.Stdout), until it disconnects or ctx ends. When the server stops it
+// closes r if r is an io.Closer (which unblocks a pending read of a
+// file), never w.
+func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	rc, ok := r.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(r)
+	}
+	return s.ServeTransport(ctx, &mcp.IOTransport{Reader: rc, Writer: nopWriteCloser{w}, MaxLineLength: MaxRequestBytes})
+}
+
+// nopWriteCloser keeps a writer open when the transport closes.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // ServeTransport serves one client on t until it disconnects or ctx ends.
 func (s *Server) ServeTransport(ctx context.Context, t mcp.Transport) error {

@@ -24,7 +24,7 @@
       tr.dataset.id = s.id;
       const name = document.createElement("td");
       const a = document.createElement("a");
-      a.href = "/s/" + encodeURIComponent(s.id);
+      a.href = "s/" + encodeURIComponent(s.id);
       a.textContent = s.id;
       name.appendChild(a);
       tr.appendChild(name);
@@ -49,7 +49,7 @@
     }
   }
 
-  const es = new EventSource("/events");
+  const es = new EventSource("events");
   es.addEventListener("open", () => { conn.textContent = "live"; });
   es.addEventListener("error", () => { conn.textContent = "reconnecting…"; });
   es.addEventListener("sessions", (e) => render(JSON.parse(e.data)));

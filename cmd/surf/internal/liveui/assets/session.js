@@ -3,8 +3,10 @@
 // notices) come from /s/ID/events; every action is a same-origin POST.
 "use strict";
 (function () {
-  const id = decodeURIComponent(location.pathname.split("/")[2] || "");
-  const base = "/s/" + encodeURIComponent(id);
+  // Paths are relative to this page (.../s/ID), so the live view works
+  // wherever it is mounted (surf serve --board puts it under /live/).
+  const id = decodeURIComponent(location.pathname.split("/").pop() || "");
+  const base = encodeURIComponent(id);
   const $ = (x) => document.getElementById(x);
   const live = $("live"), somImg = $("somimg"), screen = $("screen");
   let taken = false;
