@@ -46,7 +46,7 @@ setup: build $(OTELCOL)
 OTELCOL_SRC := internal/tools/otelcol/go.mod internal/tools/otelcol/go.sum internal/tools/otelcol/main.go
 $(OTELCOL): $(OTELCOL_SRC)
 	@mkdir -p $(@D)
-	cd internal/tools/otelcol && $(GO) build -trimpath -o $(CURDIR)/$@.tmp .
+	cd internal/tools/otelcol && $(GO) build -trimpath -o $(abspath $@).tmp .
 	mv -f $@.tmp $@
 
 demo: setup
