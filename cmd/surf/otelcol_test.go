@@ -62,7 +62,9 @@ func TestTracesReachACollector(t *testing.T) {
 			model.Check(t)
 
 			// surf run sent its spans before it exited; the collector's
-			// file exporter writes them within its flush interval.
+			// file exporter (no queue) writes them in the order they came
+			// within its flush interval, and surf.run, which ends last,
+			// comes last.
 			var spans []otlpSpan
 			deadline := time.Now().Add(2 * time.Minute)
 			for {
