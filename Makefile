@@ -5,6 +5,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(shell go env GOPATH 2>/dev/null)/bin
 GO ?= go
 SURF := bin/surf
+OTELCOL := bin/otelcol-surf
 FUZZTIME ?= 15s
 
 .PHONY: all build setup demo test vet lint fuzz bench clean
@@ -24,8 +25,9 @@ build:
 # against surf serve (testdata/mcpconformance); their versions are pinned by the committed
 # package-lock.json files. As root with apt-get, also promtool (Debian's
 # prometheus package), which the metrics tests check /metrics with (they
-# fail without it under CI=true). Safe to run again.
-setup: build
+# fail without it under CI=true). Also the OpenTelemetry Collector the
+# trace test exports to (bin/otelcol-surf, below). Safe to run again.
+setup: build $(OTELCOL)
 	@if [ "$$(id -u)" = 0 ]; then $(SURF) install --with-deps; else $(SURF) install; fi
 	@if [ "$$(id -u)" = 0 ] && ! command -v promtool >/dev/null && command -v apt-get >/dev/null; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus || \
@@ -35,6 +37,17 @@ setup: build
 	npm ci --prefix examples/openai-agents --no-audit --no-fund
 	npm ci --prefix examples/vercel-ai --no-audit --no-fund
 	npm ci --prefix testdata/mcpconformance --no-audit --no-fund
+
+# bin/otelcol-surf: a minimal OpenTelemetry Collector (OTLP receiver, file
+# exporter) from the Go module proxy, for TestTracesReachACollector. It is
+# a module of its own (internal/tools/otelcol, versions pinned by its
+# go.sum), so surf's go.mod does not carry the collector; make rebuilds it
+# only when that module's files change (a few minutes on 2 cores).
+OTELCOL_SRC := internal/tools/otelcol/go.mod internal/tools/otelcol/go.sum internal/tools/otelcol/main.go
+$(OTELCOL): $(OTELCOL_SRC)
+	@mkdir -p $(@D)
+	cd internal/tools/otelcol && $(GO) build -trimpath -o $(abspath $@).tmp .
+	mv -f $@.tmp $@
 
 demo: setup
 	$(SURF) demo
