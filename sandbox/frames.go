@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -104,3 +105,28 @@ func validateFrameMode(cfg *Config) error {
 	}
 	return nil
 }
+
+// FrameGate lets one HeadlessExperimental.beginFrame at a time into a
+// browser whose frames are on demand. Chromium 156's headless shell draws
+// every page through one GPU process, which takes two begin frames that
+// overlap (from any two tabs, in any two contexts) as a bad message: it
+// exits ("Got overlapping IssueExternalBeginFrame"), and after a few such
+// exits the browser does too.
+type FrameGate struct{ ch chan struct{} }
+
+// Acquire waits for the gate, or for ctx to end.
+func (g *FrameGate) Acquire(ctx context.Context) error {
+	select {
+	case g.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Release lets the next begin frame in.
+func (g *FrameGate) Release() { <-g.ch }
+
+// FrameGate is the browser's gate for begin frames; nil unless its frames
+// are on demand.
+func (s *Sandbox) FrameGate() *FrameGate { return s.frames }

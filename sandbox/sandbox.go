@@ -175,6 +175,7 @@ type Sandbox struct {
 	pol     *policy.Policy
 	proxy   *egressProxy // the launch-level proxy (local browsers)
 	relay   *cdpmux.Mux  // surf's side of a local browser's DevTools pipe
+	frames  *FrameGate   // with FrameOnDemand: one begin frame at a time
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -319,6 +320,9 @@ func (s *Sandbox) start(ctx context.Context) error {
 	s.info.Version = s.browser.Version()
 	s.info.Headless = !s.cfg.Headful || !local
 	s.info.FrameMode = s.cfg.FrameMode.String()
+	if s.cfg.FrameMode == FrameOnDemand {
+		s.frames = &FrameGate{ch: make(chan struct{}, 1)}
+	}
 	s.info.RequestGate = "on"
 	if s.cfg.DisableRequestGate {
 		s.info.RequestGate = "off: disabled by Config.DisableRequestGate"

@@ -1,0 +1,192 @@
+package websurfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/headlessexperimental"
+	"github.com/surfkit/surf/sandbox"
+)
+
+// Frames on demand (sandbox.FrameOnDemand): the browser draws a tab's
+// frame only when surf sends HeadlessExperimental.beginFrame. Playwright's
+// actions wait on animation frames (an element's stability), surf's
+// settling waits on one (reacted), and a page's own scripts may, so while
+// the surfer works (it holds s.mu) or the live view watches, a pump draws
+// every tab's frames at pumpEvery. While the model thinks nobody holds
+// it, and an animated page draws nothing and costs nothing. A step's
+// screenshot is a frame of its own: beginFrame{screenshot} draws the page
+// as it is and returns the pixels at once, instead of waiting for the next
+// ticks of a 60 Hz clock.
+
+// pumpEvery is the pause between two frames of the pump. A frame costs
+// what it costs on Chromium's clock; the pause is that clock's.
+const pumpEvery = 16 * time.Millisecond
+
+// frameCallPatience bounds one beginFrame of the pump (a renderer busy in
+// a script answers late). It is long: a call abandoned while the browser
+// still draws lets the next one in, and two that overlap end the GPU
+// process (see sandbox.FrameGate).
+const frameCallPatience = 10 * time.Second
+
+// framePump counts who needs frames now: the surfer's lock and the live
+// view.
+type framePump struct {
+	mu    sync.Mutex
+	holds int
+	on    chan struct{} // closed when holds goes from 0 to 1, then replaced
+}
+
+// closedChan is always closed.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func newFramePump() *framePump { return &framePump{on: make(chan struct{})} }
+
+// hold asks for frames until release.
+func (p *framePump) hold() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.holds++
+	if p.holds == 1 {
+		close(p.on)
+		p.on = make(chan struct{})
+	}
+	p.mu.Unlock()
+}
+
+func (p *framePump) release() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.holds--
+	p.mu.Unlock()
+}
+
+// active returns a channel that is closed while frames are wanted.
+func (p *framePump) active() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.holds > 0 {
+		return closedChan
+	}
+	return p.on
+}
+
+// workMutex is the surfer's lock: while it is held the surfer works, and
+// tabs whose frames are on demand get them.
+type workMutex struct {
+	sync.Mutex
+	pump *framePump
+}
+
+func (m *workMutex) Lock() {
+	m.Mutex.Lock()
+	m.pump.hold()
+}
+
+func (m *workMutex) TryLock() bool {
+	if !m.Mutex.TryLock() {
+		return false
+	}
+	m.pump.hold()
+	return true
+}
+
+func (m *workMutex) Unlock() {
+	m.pump.release()
+	m.Mutex.Unlock()
+}
+
+// frameSource draws the frames of one tab whose frames are on demand,
+// through the browser's gate (one begin frame at a time in the browser).
+type frameSource struct {
+	gate *sandbox.FrameGate
+	sess *cdpSession
+}
+
+// beginFrame draws a frame, with a JPEG screenshot of it when quality > 0.
+func (f *frameSource) beginFrame(ctx context.Context, quality int) (*headlessexperimental.BeginFrameResult, error) {
+	var p headlessexperimental.BeginFrameParams
+	if quality > 0 {
+		q := int64(quality)
+		p.Screenshot = &headlessexperimental.ScreenshotParams{Format: headlessexperimental.ScreenshotParamsFormatJpeg, Quality: &q, OptimizeForSpeed: true}
+	}
+	if err := f.gate.Acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer f.gate.Release()
+	var res headlessexperimental.BeginFrameResult
+	call := f.sess.Call
+	if f.sess.direct != nil {
+		call = f.sess.callDirect
+	}
+	if err := call(ctx, headlessexperimental.CommandBeginFrame, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// errNoFrameShot is a frame drawn without the screenshot asked for
+// (Chromium gives none while a renderer starts).
+var errNoFrameShot = errors.New("the frame came without its screenshot")
+
+// shotTries bounds the frames drawn for one screenshot: a renderer that
+// is starting (a new tab's, a navigation's to another site) draws its
+// first frames without one.
+const shotTries = 20
+
+// shot draws a frame and returns its JPEG.
+func (f *frameSource) shot(ctx context.Context, quality int) ([]byte, error) {
+	for i := 0; ; i++ {
+		res, err := f.beginFrame(ctx, quality)
+		if err != nil {
+			return nil, err
+		}
+		if len(res.ScreenshotData) > 0 {
+			return res.ScreenshotData, nil
+		}
+		if i == shotTries-1 {
+			return nil, fmt.Errorf("%w (%d frames)", errNoFrameShot, shotTries)
+		}
+		if !sleepCtx(ctx, pumpEvery) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// pumpTab draws t's frames while p wants them, until t's page closes or
+// quit is closed.
+func pumpTab(p *framePump, t *tab, quit <-chan struct{}, log *slog.Logger) {
+	f := t.sess.frames
+	for {
+		select {
+		case <-quit:
+			return
+		case <-p.active():
+		}
+		if t.page.IsClosed() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), frameCallPatience)
+		_, err := f.beginFrame(ctx, 0)
+		cancel()
+		if err != nil {
+			if isGone(err) || t.page.IsClosed() {
+				return
+			}
+			log.Debug("drawing a frame", "err", err)
+		}
+		select {
+		case <-quit:
+			return
+		case <-time.After(pumpEvery):
+		}
+	}
+}
