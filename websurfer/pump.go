@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,28 +138,36 @@ func (f *frameSource) beginFrame(ctx context.Context, quality int) (*headlessexp
 // (Chromium gives none while a renderer starts).
 var errNoFrameShot = errors.New("the frame came without its screenshot")
 
-// shotTries bounds the frames drawn for one screenshot: a renderer that
-// is starting (a new tab's, a navigation's to another site) draws its
-// first frames without one.
-const shotTries = 20
-
-// shot draws a frame and returns its JPEG.
+// shot draws a frame and returns its JPEG. A renderer that is starting
+// (a new tab's, a navigation's to another site) or busy in a script draws
+// frames without one, and a frame abandoned earlier may still be pending:
+// shot draws again until it has the picture or ctx ends, as a screenshot
+// on the clock waits for its frame (a page that stays busy is declared
+// hung and closed, see hang.go).
 func (f *frameSource) shot(ctx context.Context, quality int) ([]byte, error) {
-	for i := 0; ; i++ {
+	var last error
+	for {
 		res, err := f.beginFrame(ctx, quality)
-		if err != nil {
+		switch {
+		case err == nil && len(res.ScreenshotData) > 0:
+			return res.ScreenshotData, nil
+		case err == nil:
+			last = errNoFrameShot
+		case framePending(err):
+			last = err
+		default:
 			return nil, err
 		}
-		if len(res.ScreenshotData) > 0 {
-			return res.ScreenshotData, nil
-		}
-		if i == shotTries-1 {
-			return nil, fmt.Errorf("%w (%d frames)", errNoFrameShot, shotTries)
-		}
 		if !sleepCtx(ctx, pumpEvery) {
-			return nil, ctx.Err()
+			return nil, fmt.Errorf("%w (%w)", ctx.Err(), last)
 		}
 	}
+}
+
+// framePending reports whether err is the browser refusing a frame
+// because the tab's previous one is not drawn yet.
+func framePending(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Another frame is pending")
 }
 
 // pumpTab draws t's frames while p wants them, until t's page closes or
