@@ -11,10 +11,12 @@ import (
 type FrameMode string
 
 const (
-	// FrameClock (the zero value, also "clock") is Chromium's own 60 Hz
-	// frame clock: pages draw whenever they change, and a screenshot waits
-	// for the clock's ticks.
-	FrameClock FrameMode = ""
+	// FrameDefault (the zero value) is the mode Env.FrameMode names
+	// (SURF_FRAME_MODE), FrameClock when it names none.
+	FrameDefault FrameMode = ""
+	// FrameClock is Chromium's own 60 Hz frame clock: pages draw whenever
+	// they change, and a screenshot waits for the clock's ticks.
+	FrameClock FrameMode = "clock"
 	// FrameOnDemand runs Chromium's headless shell under begin-frame
 	// control: a page draws a frame only when surf asks for one
 	// (HeadlessExperimental.beginFrame). Its user (package websurfer)
@@ -25,7 +27,7 @@ const (
 	FrameOnDemand FrameMode = "on-demand"
 )
 
-// ParseFrameMode reads "clock", "" or "on-demand".
+// ParseFrameMode reads "clock" ("" too) or "on-demand".
 func ParseFrameMode(s string) (FrameMode, error) {
 	switch s {
 	case "", "clock":
@@ -36,10 +38,11 @@ func ParseFrameMode(s string) (FrameMode, error) {
 	return "", fmt.Errorf("frame mode %q: want clock or on-demand", s)
 }
 
-// String is the mode's name: "clock" or "on-demand".
+// String is the mode's name: "clock" or "on-demand" ("default" for
+// FrameDefault).
 func (m FrameMode) String() string {
-	if m == FrameClock {
-		return "clock"
+	if m == FrameDefault {
+		return "default"
 	}
 	return string(m)
 }
@@ -91,7 +94,7 @@ func FindHeadlessShell(explicit string) (string, error) {
 // validateFrameMode checks cfg's FrameMode against the rest of cfg.
 func validateFrameMode(cfg *Config) error {
 	switch cfg.FrameMode {
-	case FrameClock:
+	case FrameDefault, FrameClock:
 		return nil
 	case FrameOnDemand:
 	default:

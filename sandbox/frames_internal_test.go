@@ -27,6 +27,7 @@ func TestValidateFrameMode(t *testing.T) {
 		want string
 	}{
 		{Config{}, ""},
+		{Config{FrameMode: FrameClock, Connect: "ws://x"}, ""},
 		{Config{FrameMode: FrameOnDemand}, ""},
 		{Config{FrameMode: "sometimes"}, "want"},
 		{Config{FrameMode: FrameOnDemand, Connect: "ws://x"}, "local browser"},

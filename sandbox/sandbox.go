@@ -85,8 +85,8 @@ type Config struct {
 	// Args are extra Chromium flags.
 	Args []string
 	// FrameMode says where a local browser's frames come from: Chromium's
-	// 60 Hz clock (the zero value) or, with FrameOnDemand, frames drawn
-	// only when surf asks, in Chromium's headless shell. Empty means
+	// 60 Hz clock (FrameClock) or, with FrameOnDemand, frames drawn only
+	// when surf asks, in Chromium's headless shell. The zero value means
 	// Env.FrameMode, whose empty means the clock.
 	FrameMode FrameMode
 	// LaunchTimeout bounds launching or connecting; zero means 60s.
@@ -204,7 +204,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if err := validateProxyAddrs(&cfg); err != nil {
 		return nil, err
 	}
-	if cfg.FrameMode == FrameClock {
+	if cfg.FrameMode == FrameDefault {
 		m, err := ParseFrameMode(cfg.Env.FrameMode)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: Env.FrameMode (SURF_FRAME_MODE): %w", err)
