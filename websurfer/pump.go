@@ -80,6 +80,19 @@ func (p *framePump) active() <-chan struct{} {
 	return p.on
 }
 
+// HoldFrames has the surfer's tabs draw frames until release is called,
+// as they do while the surfer works or is watched. Only a browser whose
+// frames are on demand needs it (sandbox.FrameOnDemand): there a caller
+// that drives a page through Page, past the surfer, and waits on what
+// frames bring (animation frames, Playwright's checks that an element is
+// stable, a screenshot) would otherwise wait for ever. Elsewhere it does
+// nothing.
+func (s *Surfer) HoldFrames() (release func()) {
+	s.pump.hold()
+	var once sync.Once
+	return func() { once.Do(s.pump.release) }
+}
+
 // workMutex is the surfer's lock: while it is held the surfer works, and
 // tabs whose frames are on demand get them.
 type workMutex struct {

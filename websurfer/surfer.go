@@ -451,7 +451,9 @@ func (s *Surfer) newTab(ctx context.Context, page playwright.Page) (*tab, error)
 }
 
 // Page is the active tab's Playwright page, for callers that need more
-// than surf's actions. Changes made through it are not journaled.
+// than surf's actions. Changes made through it are not journaled. In a
+// browser whose frames are on demand the page draws no frame while the
+// surfer is idle: see HoldFrames.
 func (s *Surfer) Page() playwright.Page {
 	s.mu.Lock()
 	defer s.mu.Unlock()
