@@ -177,6 +177,14 @@ func (f *frameSource) shot(ctx context.Context, quality int) ([]byte, error) {
 	}
 }
 
+// ended reports whether t's page closed or crashed (a crashed tab is
+// replaced by a new one, with a pump of its own).
+func (t *tab) ended() bool {
+	t.state.mu.Lock()
+	defer t.state.mu.Unlock()
+	return t.state.closed || t.state.crashed
+}
+
 // framePending reports whether err is the browser refusing a frame
 // because the tab's previous one is not drawn yet.
 func framePending(err error) bool {
@@ -184,7 +192,7 @@ func framePending(err error) bool {
 }
 
 // pumpTab draws t's frames while p wants them, until t's page closes or
-// quit is closed.
+// crashes, or quit is closed.
 func pumpTab(p *framePump, t *tab, quit <-chan struct{}, log *slog.Logger) {
 	f := t.sess.frames
 	for {
@@ -193,14 +201,14 @@ func pumpTab(p *framePump, t *tab, quit <-chan struct{}, log *slog.Logger) {
 			return
 		case <-p.active():
 		}
-		if t.page.IsClosed() {
+		if t.ended() {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), frameCallPatience)
 		_, err := f.beginFrame(ctx, 0)
 		cancel()
 		if err != nil {
-			if isGone(err) || t.page.IsClosed() {
+			if isGone(err) || t.ended() {
 				return
 			}
 			log.Debug("drawing a frame", "err", err)
