@@ -53,6 +53,12 @@ type Env struct {
 	// Bwrap is an explicit bubblewrap executable for the OS sandbox
 	// (SURF_BWRAP); empty means bwrap on PATH.
 	Bwrap string
+	// HeadlessShell is an explicit Chromium headless shell executable
+	// (SURF_HEADLESS_SHELL), the browser of frame mode on-demand.
+	HeadlessShell string
+	// FrameMode is the frame mode of sandboxes whose Config.FrameMode is
+	// unset (SURF_FRAME_MODE): "clock" (empty) or "on-demand".
+	FrameMode string
 }
 
 // EnvFrom reads an Env through getenv (usually os.Getenv).
@@ -63,6 +69,9 @@ func EnvFrom(getenv func(string) string) Env {
 		Node:      getenv("PLAYWRIGHT_NODEJS_PATH"),
 		Registry:  firstNonEmpty(getenv("npm_config_registry"), getenv("NPM_CONFIG_REGISTRY")),
 		Bwrap:     getenv("SURF_BWRAP"),
+
+		HeadlessShell: getenv("SURF_HEADLESS_SHELL"),
+		FrameMode:     getenv("SURF_FRAME_MODE"),
 	}
 }
 
@@ -92,6 +101,12 @@ type Status struct {
 	Chromium        string `json:"chromium,omitempty"`
 	ChromiumVersion string `json:"chromium_version,omitempty"`
 	Bubblewrap      string `json:"bubblewrap,omitempty"`
+	// FrameMode is the frame mode sandboxes start in ("clock" or
+	// "on-demand"), and Browser the binary they then launch: Chromium, or
+	// its headless shell for on-demand.
+	FrameMode      string `json:"frame_mode"`
+	Browser        string `json:"browser,omitempty"`
+	BrowserVersion string `json:"browser_version,omitempty"`
 	// ChromiumSandbox says whether Chromium's own sandbox can run with the
 	// default configuration, and how, or why not.
 	ChromiumSandbox string `json:"chromium_sandbox"`
@@ -165,6 +180,24 @@ func Check(ctx context.Context, env Env) *Status {
 			st.Problems = append(st.Problems, err.Error())
 		}
 		st.ChromiumVersion = v
+	}
+	st.Browser, st.BrowserVersion = st.Chromium, st.ChromiumVersion
+	mode, err := ParseFrameMode(env.FrameMode)
+	st.FrameMode = mode.String()
+	switch {
+	case err != nil:
+		st.Problems = append(st.Problems, "SURF_FRAME_MODE: "+err.Error())
+	case mode == FrameOnDemand:
+		st.Browser, st.BrowserVersion = "", ""
+		shell, err := FindHeadlessShell(env.HeadlessShell)
+		if err != nil {
+			st.Problems = append(st.Problems, err.Error())
+			break
+		}
+		st.Browser = shell
+		if st.BrowserVersion, err = chromiumVersion(ctx, shell); err != nil {
+			st.Problems = append(st.Problems, err.Error())
+		}
 	}
 	st.ChromiumSandbox, st.Problems = checkSandboxes(ctx, env, st.Problems)
 	if p, err := findBwrap(env.Bwrap); err == nil {

@@ -84,6 +84,11 @@ type Config struct {
 	DisableChromiumSandbox bool
 	// Args are extra Chromium flags.
 	Args []string
+	// FrameMode says where a local browser's frames come from: Chromium's
+	// 60 Hz clock (FrameClock) or, with FrameOnDemand, frames drawn only
+	// when surf asks, in Chromium's headless shell. The zero value means
+	// Env.FrameMode, whose empty means the clock.
+	FrameMode FrameMode
 	// LaunchTimeout bounds launching or connecting; zero means 60s.
 	LaunchTimeout time.Duration
 
@@ -150,6 +155,10 @@ type Info struct {
 	RequestGate string `json:"request_gate"`
 	EgressProxy string `json:"egress_proxy"`
 	OSSandbox   string `json:"os_sandbox"`
+
+	// FrameMode is where the browser's frames come from: "clock" or
+	// "on-demand" (see Config.FrameMode).
+	FrameMode string `json:"frame_mode"`
 }
 
 // Sandbox owns one browser: a local Chromium process or a connection to a
@@ -166,6 +175,7 @@ type Sandbox struct {
 	pol     *policy.Policy
 	proxy   *egressProxy // the launch-level proxy (local browsers)
 	relay   *cdpmux.Mux  // surf's side of a local browser's DevTools pipe
+	frames  *FrameGate   // with FrameOnDemand: one begin frame at a time
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -192,6 +202,16 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if err := validateProxyAddrs(&cfg); err != nil {
+		return nil, err
+	}
+	if cfg.FrameMode == FrameDefault {
+		m, err := ParseFrameMode(cfg.Env.FrameMode)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: Env.FrameMode (SURF_FRAME_MODE): %w", err)
+		}
+		cfg.FrameMode = m
+	}
+	if err := validateFrameMode(&cfg); err != nil {
 		return nil, err
 	}
 	if !cfg.DisableEgressProxy {
@@ -252,7 +272,11 @@ func (s *Sandbox) start(ctx context.Context) error {
 	local := s.cfg.Connect == "" && s.cfg.CDP == ""
 	var chromium string
 	if local {
-		if chromium, err = FindChromium(s.cfg.Env.Chromium); err != nil {
+		find := func() (string, error) { return FindChromium(s.cfg.Env.Chromium) }
+		if s.cfg.FrameMode == FrameOnDemand {
+			find = func() (string, error) { return FindHeadlessShell(s.cfg.Env.HeadlessShell) }
+		}
+		if chromium, err = find(); err != nil {
 			return &NotReadyError{Problems: []string{err.Error()}}
 		}
 	}
@@ -295,6 +319,10 @@ func (s *Sandbox) start(ctx context.Context) error {
 	s.info.Browser = "chromium"
 	s.info.Version = s.browser.Version()
 	s.info.Headless = !s.cfg.Headful || !local
+	s.info.FrameMode = s.cfg.FrameMode.String()
+	if s.cfg.FrameMode == FrameOnDemand {
+		s.frames = &FrameGate{ch: make(chan struct{}, 1)}
+	}
 	s.info.RequestGate = "on"
 	if s.cfg.DisableRequestGate {
 		s.info.RequestGate = "off: disabled by Config.DisableRequestGate"
@@ -503,6 +531,9 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	}
 
 	args := append(append([]string{}, baseArgs...), s.cfg.Args...)
+	if s.cfg.FrameMode == FrameOnDemand {
+		args = append(args, frameArgs...)
+	}
 	var launchProxy *playwright.Proxy
 	if !s.cfg.DisableEgressProxy {
 		// The launch-level proxy takes whatever does not belong to a

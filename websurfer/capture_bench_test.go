@@ -55,7 +55,7 @@ div{width:80px;height:80px;background:#c33;animation:s 1s linear infinite}</styl
 	}
 	s := open(browsertest.Sandbox(b))
 	unlimitedSB, err := sandbox.New(ctx, sandbox.Config{Env: browsertest.Env(), Policy: browsertest.Policy(), Resolver: browsertest.Resolver(),
-		Args: []string{"--disable-frame-rate-limit"}})
+		Args: []string{"--disable-frame-rate-limit"}, FrameMode: sandbox.FrameClock}) // a clock without its limit, whatever SURF_FRAME_MODE says
 	if err != nil {
 		b.Fatal(err)
 	}

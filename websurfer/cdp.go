@@ -26,6 +26,9 @@ type cdpSession struct {
 	// local browser's DevTools pipe (sandbox.Session.DevTools); the
 	// observation's read-only commands go there (see directMethods).
 	direct sandbox.DevToolsSession
+	// frames, when set, draws the target's frames: its frames are on
+	// demand (see pump.go), and its screenshots are frames of surf's own.
+	frames *frameSource
 
 	mu     sync.Mutex
 	subs   map[string][]chan jsonv2.Value

@@ -274,6 +274,10 @@ const castPoll = 100 * time.Millisecond
 // tab.
 func (s *Surfer) castLoop(ctx context.Context, o ScreencastOptions, done chan struct{}) {
 	defer close(done)
+	// A watched tab whose frames are on demand gets them: the screencast
+	// sends the frames the page draws.
+	s.pump.hold()
+	defer s.pump.release()
 	var (
 		cur    *shownTab
 		events <-chan jsonv2.Value

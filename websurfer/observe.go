@@ -93,6 +93,13 @@ func (r *screenshotResult) decodeRaw(b []byte) error {
 
 // captureJPEG takes a screenshot of the viewport as the browser paints it.
 func captureJPEG(ctx context.Context, sess *cdpSession, quality int) ([]byte, error) {
+	if sess.frames != nil {
+		b, err := sess.frames.shot(ctx, quality)
+		if err != nil {
+			return nil, fmt.Errorf("taking a screenshot: %w", err)
+		}
+		return b, nil
+	}
 	q := int64(quality)
 	yes := true
 	var res screenshotResult

@@ -59,6 +59,7 @@ const fontsReady = `document.fonts.ready.then(() => new Promise(r => requestAnim
 // so goldens never catch text drawn before its font arrived.
 func waitFonts(t *testing.T, s *Surfer) {
 	t.Helper()
+	defer s.HoldFrames()() // frames on demand: the script waits on two
 	if _, err := s.Page().Evaluate(fontsReady); err != nil {
 		t.Fatalf("waiting for the page's fonts: %v", err)
 	}

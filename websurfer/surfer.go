@@ -132,7 +132,7 @@ type Surfer struct {
 	log  *slog.Logger
 	sess *sandbox.Session
 
-	mu     sync.Mutex
+	mu     workMutex // held while the surfer works (pump.go)
 	tabs   []*tab
 	active int
 	seq    int
@@ -182,6 +182,9 @@ type Surfer struct {
 	// redaction set, which Input adds typed text to.
 	inputs atomic.Int64
 	red    atomic.Pointer[policy.Redactions]
+	// pump draws the frames of tabs whose frames are on demand while the
+	// surfer works or is watched (pump.go).
+	pump *framePump
 }
 
 // tab is one page of the session.
@@ -278,7 +281,8 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}, quit: make(chan struct{})}
+	s := &Surfer{cfg: cfg, log: log, sess: cfg.Session, known: map[playwright.Page]bool{}, quit: make(chan struct{}), pump: newFramePump()}
+	s.mu.pump = s.pump
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -413,6 +417,10 @@ func (s *Surfer) newTab(ctx context.Context, page playwright.Page) (*tab, error)
 	}
 	s.evmu.Unlock()
 	t := &tab{page: page, sess: s.withDirect(ctx, newCDPSession(cs)), frames: map[playwright.Frame]*oopif{}}
+	if g := s.sess.Sandbox().FrameGate(); g != nil {
+		t.sess.frames = &frameSource{gate: g, sess: t.sess}
+		go pumpTab(s.pump, t, s.quit, s.log)
+	}
 	page.OnFrameNavigated(func(f playwright.Frame) {
 		if f == page.MainFrame() {
 			t.nav.Add(1)
@@ -443,7 +451,9 @@ func (s *Surfer) newTab(ctx context.Context, page playwright.Page) (*tab, error)
 }
 
 // Page is the active tab's Playwright page, for callers that need more
-// than surf's actions. Changes made through it are not journaled.
+// than surf's actions. Changes made through it are not journaled. In a
+// browser whose frames are on demand the page draws no frame while the
+// surfer is idle: see HoldFrames.
 func (s *Surfer) Page() playwright.Page {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -82,6 +82,7 @@ func printStatus(cli *CLI, st *sandbox.Status) {
 	fmt.Fprintf(cli.Stdout, "driver:     playwright %s (%s)\n", or(st.DriverVersion, "missing"), st.DriverDir)
 	fmt.Fprintf(cli.Stdout, "node:       %s (%s)\n", or(st.NodeVersion, "missing"), or(st.Node, "not found"))
 	fmt.Fprintf(cli.Stdout, "chromium:   %s (%s)\n", or(st.ChromiumVersion, "missing"), or(st.Chromium, "not found"))
+	fmt.Fprintf(cli.Stdout, "frames:     %s, browser %s (%s)\n", st.FrameMode, or(st.BrowserVersion, "missing"), or(st.Browser, "not found"))
 	fmt.Fprintf(cli.Stdout, "bubblewrap: %s\n", or(st.Bubblewrap, "not found (the OS sandbox cannot start)"))
 	fmt.Fprintf(cli.Stdout, "chromium sandbox: %s\n", st.ChromiumSandbox)
 	if st.Ready() {

@@ -1,0 +1,222 @@
+package websurfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/headlessexperimental"
+	"github.com/surfkit/surf/sandbox"
+)
+
+// Frames on demand (sandbox.FrameOnDemand): the browser draws a tab's
+// frame only when surf sends HeadlessExperimental.beginFrame. Playwright's
+// actions wait on animation frames (an element's stability), surf's
+// settling waits on one (reacted), and a page's own scripts may, so while
+// the surfer works (it holds s.mu) or the live view watches, a pump draws
+// every tab's frames at pumpEvery. While the model thinks nobody holds
+// it, and an animated page draws nothing and costs nothing. A step's
+// screenshot is a frame of its own: beginFrame{screenshot} draws the page
+// as it is and returns the pixels at once, instead of waiting for the next
+// ticks of a 60 Hz clock.
+
+// pumpEvery is the pause between two frames of the pump. A frame costs
+// what it costs on Chromium's clock; the pause is that clock's.
+const pumpEvery = 16 * time.Millisecond
+
+// frameCallPatience bounds one beginFrame of the pump (a renderer busy in
+// a script answers late). It is long: a call abandoned while the browser
+// still draws lets the next one in, and two that overlap end the GPU
+// process (see sandbox.FrameGate).
+const frameCallPatience = 10 * time.Second
+
+// framePump counts who needs frames now: the surfer's lock and the live
+// view.
+type framePump struct {
+	mu    sync.Mutex
+	holds int
+	on    chan struct{} // closed when holds goes from 0 to 1, then replaced
+}
+
+// closedChan is always closed.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func newFramePump() *framePump { return &framePump{on: make(chan struct{})} }
+
+// hold asks for frames until release.
+func (p *framePump) hold() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.holds++
+	if p.holds == 1 {
+		close(p.on)
+		p.on = make(chan struct{})
+	}
+	p.mu.Unlock()
+}
+
+func (p *framePump) release() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.holds--
+	p.mu.Unlock()
+}
+
+// active returns a channel that is closed while frames are wanted.
+func (p *framePump) active() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.holds > 0 {
+		return closedChan
+	}
+	return p.on
+}
+
+// HoldFrames has the surfer's tabs draw frames until release is called,
+// as they do while the surfer works or is watched. Only a browser whose
+// frames are on demand needs it (sandbox.FrameOnDemand): there a caller
+// that drives a page through Page, past the surfer, and waits on what
+// frames bring (animation frames, Playwright's checks that an element is
+// stable, a screenshot) would otherwise wait for ever. Elsewhere it does
+// nothing.
+func (s *Surfer) HoldFrames() (release func()) {
+	s.pump.hold()
+	var once sync.Once
+	return func() { once.Do(s.pump.release) }
+}
+
+// workMutex is the surfer's lock: while it is held the surfer works, and
+// tabs whose frames are on demand get them.
+type workMutex struct {
+	sync.Mutex
+	pump *framePump
+}
+
+func (m *workMutex) Lock() {
+	m.Mutex.Lock()
+	m.pump.hold()
+}
+
+func (m *workMutex) TryLock() bool {
+	if !m.Mutex.TryLock() {
+		return false
+	}
+	m.pump.hold()
+	return true
+}
+
+func (m *workMutex) Unlock() {
+	m.pump.release()
+	m.Mutex.Unlock()
+}
+
+// frameSource draws the frames of one tab whose frames are on demand,
+// through the browser's gate (one begin frame at a time in the browser).
+type frameSource struct {
+	gate *sandbox.FrameGate
+	sess *cdpSession
+}
+
+// beginFrame draws a frame, with a JPEG screenshot of it when quality > 0.
+func (f *frameSource) beginFrame(ctx context.Context, quality int) (*headlessexperimental.BeginFrameResult, error) {
+	var p headlessexperimental.BeginFrameParams
+	if quality > 0 {
+		q := int64(quality)
+		p.Screenshot = &headlessexperimental.ScreenshotParams{Format: headlessexperimental.ScreenshotParamsFormatJpeg, Quality: &q, OptimizeForSpeed: true}
+	}
+	if err := f.gate.Acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer f.gate.Release()
+	var res headlessexperimental.BeginFrameResult
+	call := f.sess.Call
+	if f.sess.direct != nil {
+		call = f.sess.callDirect
+	}
+	if err := call(ctx, headlessexperimental.CommandBeginFrame, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// errNoFrameShot is a frame drawn without the screenshot asked for
+// (Chromium gives none while a renderer starts).
+var errNoFrameShot = errors.New("the frame came without its screenshot")
+
+// shot draws a frame and returns its JPEG. A renderer that is starting
+// (a new tab's, a navigation's to another site) or busy in a script draws
+// frames without one, and a frame abandoned earlier may still be pending:
+// shot draws again until it has the picture or ctx ends, as a screenshot
+// on the clock waits for its frame (a page that stays busy is declared
+// hung and closed, see hang.go).
+func (f *frameSource) shot(ctx context.Context, quality int) ([]byte, error) {
+	var last error
+	for {
+		res, err := f.beginFrame(ctx, quality)
+		switch {
+		case err == nil && len(res.ScreenshotData) > 0:
+			return res.ScreenshotData, nil
+		case err == nil:
+			last = errNoFrameShot
+		case framePending(err):
+			last = err
+		default:
+			return nil, err
+		}
+		if !sleepCtx(ctx, pumpEvery) {
+			return nil, fmt.Errorf("%w (%w)", ctx.Err(), last)
+		}
+	}
+}
+
+// ended reports whether t's page closed or crashed (a crashed tab is
+// replaced by a new one, with a pump of its own).
+func (t *tab) ended() bool {
+	t.state.mu.Lock()
+	defer t.state.mu.Unlock()
+	return t.state.closed || t.state.crashed
+}
+
+// framePending reports whether err is the browser refusing a frame
+// because the tab's previous one is not drawn yet.
+func framePending(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Another frame is pending")
+}
+
+// pumpTab draws t's frames while p wants them, until t's page closes or
+// crashes, or quit is closed.
+func pumpTab(p *framePump, t *tab, quit <-chan struct{}, log *slog.Logger) {
+	f := t.sess.frames
+	for {
+		select {
+		case <-quit:
+			return
+		case <-p.active():
+		}
+		if t.ended() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), frameCallPatience)
+		_, err := f.beginFrame(ctx, 0)
+		cancel()
+		if err != nil {
+			if isGone(err) || t.ended() {
+				return
+			}
+			log.Debug("drawing a frame", "err", err)
+		}
+		select {
+		case <-quit:
+			return
+		case <-time.After(pumpEvery):
+		}
+	}
+}

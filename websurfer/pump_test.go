@@ -1,0 +1,185 @@
+package websurfer
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/sandbox"
+)
+
+// onDemandSandbox starts a browser whose frames are on demand (Chromium's
+// headless shell). A machine without the shell fails the test with the
+// package to install, unless SURF_TEST_NO_HEADLESS_SHELL says so.
+func onDemandSandbox(t *testing.T) *sandbox.Sandbox {
+	t.Helper()
+	env := browsertest.Env()
+	if _, err := sandbox.FindHeadlessShell(env.HeadlessShell); err != nil {
+		t.Fatalf("%v (frames on demand are tested in Chromium's headless shell)", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	sb, err := sandbox.New(ctx, sandbox.Config{Env: env, Policy: browsertest.Policy(), Resolver: browsertest.Resolver(), FrameMode: sandbox.FrameOnDemand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	if got := sb.Info().FrameMode; got != "on-demand" {
+		t.Fatalf("Info().FrameMode = %q, want on-demand", got)
+	}
+	return sb
+}
+
+// framesPage counts its animation frames (body's data-frames) and changes
+// its text when its button is clicked.
+const framesPage = `<!doctype html><title>Frames</title><h1>Frames</h1>
+<p id=p>Not clicked</p><button onclick="document.getElementById('p').textContent = 'Clicked'">Go</button>
+<script>let n = 0; (function f() { document.body.dataset.frames = ++n; requestAnimationFrame(f); })();</script>`
+
+func onDemandSurfer(t *testing.T, sb *sandbox.Sandbox, sites *browsertest.Sites) *Surfer {
+	t.Helper()
+	sess, err := sb.NewSession(t.Context(), sandbox.SessionConfig{Policy: loopbackPolicy(t, sites)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	s, err := New(t.Context(), Config{Session: sess})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// rafCount reads the page's animation frame count without taking the
+// surfer's lock (which would draw frames).
+func rafCount(t *testing.T, s *Surfer) int {
+	t.Helper()
+	tb := s.tabs[s.active]
+	var n int
+	if err := tb.evaluate(t.Context(), tb.sess, "Number(document.body.dataset.frames || 0)", &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFramesOnDemand: in a browser whose frames are on demand, an action
+// that waits on animation frames (Playwright's click waits for the
+// element to be stable) completes, the step's screenshot shows the
+// change, no frame is drawn between steps, and the live view gets frames.
+func TestFramesOnDemand(t *testing.T) {
+	sb := onDemandSandbox(t)
+	sites := browsertest.ServeSites(t)
+	sites.Handle("/frames", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, framesPage) })
+	s := onDemandSurfer(t, sb, sites)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	res, err := s.VisitURL(ctx, sites.A+"/frames")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Observation.Image) == 0 {
+		t.Fatal("the visit's observation has no screenshot")
+	}
+	id := 0
+	for _, e := range res.Observation.Elements {
+		if e.Role == "button" && e.Name == "Go" {
+			id = e.ID
+		}
+	}
+	if id == 0 {
+		t.Fatalf("no button Go:\n%s", res.Observation.Text())
+	}
+	res, err = s.Click(ctx, id)
+	if err != nil {
+		t.Fatalf("a click in a page whose frames are on demand: %v", err)
+	}
+	if !strings.Contains(res.Observation.Text(), "Clicked") || len(res.Observation.Image) == 0 {
+		t.Fatalf("the click's observation:\n%s", res.Observation.Text())
+	}
+	// Between steps the page draws nothing: its animation frames stop.
+	n0 := rafCount(t, s)
+	if n0 == 0 {
+		t.Fatal("the page ran no animation frame while it was visited and clicked")
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n1 := rafCount(t, s); n1 != n0 {
+		t.Errorf("the page ran %d animation frames while the surfer was idle; want none", n1-n0)
+	}
+	// The live view draws frames while it watches.
+	got := make(chan Frame, 16)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Screencast(wctx, ScreencastOptions{}, func(f Frame) {
+			select {
+			case got <- f:
+			default:
+			}
+		})
+	}()
+	select {
+	case f := <-got:
+		if len(f.JPEG) == 0 {
+			t.Error("an empty live frame")
+		}
+	case <-ctx.Done():
+		t.Fatal("no live frame from a page whose frames are on demand")
+	}
+	if n := rafCount(t, s); n <= n0 {
+		t.Errorf("the watched page ran no animation frame (%d, %d before)", n, n0)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFramesOnDemandManySessions acts in several sessions of one browser
+// at once: their begin frames go in one at a time (two that overlap end
+// the headless shell's GPU process, and then the browser).
+func TestFramesOnDemandManySessions(t *testing.T) {
+	sb := onDemandSandbox(t)
+	sites := browsertest.ServeSites(t)
+	sites.Handle("/frames", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, framesPage) })
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	const n = 3
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		s := onDemandSurfer(t, sb, sites)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Watched, each tab's pump runs the whole time, while its
+			// surfer observes too.
+			wctx, stop := context.WithCancel(ctx)
+			defer stop()
+			go s.Screencast(wctx, ScreencastOptions{}, func(Frame) {})
+			for k := 0; k < 10; k++ {
+				if _, err := s.VisitURL(ctx, fmt.Sprintf("%s/frames?%d", sites.A, k)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.ObserveFresh(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if !sb.Browser().IsConnected() {
+		t.Fatal("the browser died")
+	}
+}
