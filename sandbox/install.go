@@ -657,6 +657,11 @@ func installDeps(ctx context.Context, env Env, logw io.Writer) error {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		missing = append(missing, "bubblewrap")
 	}
+	// The headless shell is the browser of frame mode on-demand
+	// (SURF_FRAME_MODE); clock mode, the default, does not need it.
+	if _, err := FindHeadlessShell(env.HeadlessShell); err != nil {
+		missing = append(missing, "chromium-headless-shell")
+	}
 	// Chromium only recommends fonts; without them pages render with
 	// whatever the machine has, or none. These are metric-compatible with
 	// the common web fonts, so layouts (and screenshots) come out alike
@@ -667,7 +672,7 @@ func installDeps(ctx context.Context, env Env, logw io.Writer) error {
 		}
 	}
 	if len(missing) == 0 {
-		fmt.Fprintln(logw, "system packages: chromium, nodejs, npm, bubblewrap and fonts already installed")
+		fmt.Fprintln(logw, "system packages: chromium, its headless shell, nodejs, npm, bubblewrap and fonts already installed")
 		return nil
 	}
 	fmt.Fprintf(logw, "apt-get installing %s\n", strings.Join(missing, " "))
