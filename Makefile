@@ -16,7 +16,7 @@ build:
 	$(GO) build -o $(SURF) ./cmd/surf
 
 # setup installs what surf needs: as root on Debian/Ubuntu also the system
-# packages (chromium, nodejs, npm, bubblewrap); always the Playwright driver
+# packages (chromium and its headless shell, nodejs, npm, bubblewrap); always the Playwright driver
 # from the npm registry, the TypeScript MCP client the tests drive
 # surf serve with (testdata/mcpclient) and Playwright MCP, the peer that
 # surf bench actions measures surf against (testdata/pwmcp), and the
