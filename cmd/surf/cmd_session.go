@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -83,7 +81,7 @@ func parseOpenFlags(c *command, cli *CLI, args []string) (*openFlags, error) {
 		return nil, usagef(c, "--idle must not be negative")
 	}
 	f.name, f.url = *name, fs.Arg(0)
-	f.flags = sessionFlagArgs(fs, nil)
+	f.flags = session.FlagArgs(fs, openFlagNames())
 	return f, nil
 }
 
@@ -111,9 +109,9 @@ func runOpen(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := sessionPaths(cli, f.name)
+	p, err := session.PathsOf(cli.Getenv, f.name)
 	if err != nil {
-		return err
+		return sessionError(err)
 	}
 	// For a new session, the URL is checked under its policy here; a
 	// running session checks the URL itself.
@@ -129,15 +127,15 @@ func runOpen(ctx context.Context, cli *CLI, c *command, args []string) error {
 				return err
 			}
 		}
-		conn, started, err = connectOrStart(ctx, p, f.flags)
+		conn, started, err = session.ConnectOrStart(ctx, p, f.flags)
 	}
 	if err != nil {
-		return err
+		return sessionError(err)
 	}
 	defer conn.Close()
 	if !started && len(f.flags) > 0 {
-		if err := checkSameFlags(ctx, conn, f.name, f.flags); err != nil {
-			return err
+		if err := session.CheckSameFlags(ctx, conn, f.name, f.flags); err != nil {
+			return sessionError(err)
 		}
 	}
 	a, _ := json.Marshal(map[string]string{"url": f.url})
@@ -171,16 +169,10 @@ func runClose(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	names := []string{*name}
 	if *all {
-		dir := daemon.RuntimeDir(cli.Getenv)
-		if err := daemon.EnsureDir(dir); err != nil {
+		var err error
+		if names, err = session.Names(cli.Getenv); err != nil {
 			return err
 		}
-		socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
-		names = names[:0]
-		for _, s := range socks {
-			names = append(names, strings.TrimSuffix(filepath.Base(s), ".sock"))
-		}
-		sort.Strings(names)
 	}
 	var errs []error
 	for _, n := range names {
@@ -195,34 +187,19 @@ func runClose(ctx context.Context, cli *CLI, c *command, args []string) error {
 // session that is not open is reported on stderr, not as an error; its
 // stale files, if any, are removed.
 func closeSession(ctx context.Context, cli *CLI, name string) error {
-	p, err := sessionPaths(cli, name)
+	p, err := session.PathsOf(cli.Getenv, name)
 	if err != nil {
-		return err
+		return sessionError(err)
 	}
-	conn, err := daemon.Dial(ctx, p.Socket)
+	text, err := session.Close(ctx, p, cli.Logger)
 	if errors.Is(err, daemon.ErrNoDaemon) {
-		if lock, err := daemon.Acquire(p.Lock); err == nil {
-			daemon.CleanStale(p, cli.Logger)
-			lock.Release()
-		}
 		fmt.Fprintf(cli.Stderr, "surf: no session %q is open\n", name)
 		return nil
 	}
 	if err != nil {
-		return err
+		return sessionError(err)
 	}
-	defer conn.Close()
-	resp, err := conn.Call(ctx, daemon.Request{Tool: session.ReqClose})
-	if err != nil {
-		return err
-	}
-	if !resp.OK {
-		return responseError(resp)
-	}
-	if err := daemon.WaitGone(ctx, conn.PID(), daemonExitWait); err != nil {
-		return err
-	}
-	printText(cli, resp.Text)
+	printText(cli, text)
 	return nil
 }
 
@@ -269,9 +246,9 @@ func registerAction(a *session.Action) {
 			return usagef(c, "%s", msg)
 		}
 		if *asJSON && !a.SaveImage {
-			resp, err := rawCallSession(ctx, cli, *name, req)
+			resp, err := session.CallRaw(ctx, cli.Getenv, *name, req)
 			if err != nil {
-				return err
+				return sessionError(err)
 			}
 			return printJSON(cli, *name, a.Name, resp)
 		}

@@ -65,7 +65,7 @@ func init() {
 			}
 		}
 		err := session.Serve(ctx, session.DaemonConfig{
-			Dir: *dir, Name: *name, Idle: *idle, Flags: sessionFlagArgs(fs, nil),
+			Dir: *dir, Name: *name, Idle: *idle, Flags: session.FlagArgs(fs, openFlagNames()),
 			Open:    func(ctx context.Context) (*session.Browser, error) { return openSessionBrowser(ctx, cli, bf) },
 			Ready:   report,
 			Respond: func(err error) daemon.Response { return errorResponse(stateError(err)) },

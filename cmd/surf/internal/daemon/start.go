@@ -25,10 +25,13 @@ const (
 	maxStarts    = 3
 )
 
-// HintError is an error with advice for the person who ran the command.
+// HintError is an error with advice for the person who ran the command
+// and, when not zero, the exit code the command ends with (ExitUsage for
+// a mistake in its flags or arguments; zero means ExitFailed).
 type HintError struct {
 	Err  error
 	Hint string
+	Code int
 }
 
 func (e *HintError) Error() string { return e.Err.Error() }
