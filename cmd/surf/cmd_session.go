@@ -119,29 +119,9 @@ func runOpen(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	conn, err := daemon.Dial(ctx, p.Socket)
-	started := false
-	if errors.Is(err, daemon.ErrNoDaemon) {
-		if f.url != "" {
-			if err := (&browser{pol: pol, bf: f.bf}).checkURL(f.url); err != nil {
-				return err
-			}
-		}
-		conn, started, err = session.ConnectOrStart(ctx, p, f.flags)
-	}
+	resp, err := session.Open(ctx, p, f.flags, f.url, (&browser{pol: pol, bf: f.bf}).checkURL)
 	if err != nil {
 		return sessionError(err)
-	}
-	defer conn.Close()
-	if !started && len(f.flags) > 0 {
-		if err := session.CheckSameFlags(ctx, conn, f.name, f.flags); err != nil {
-			return sessionError(err)
-		}
-	}
-	a, _ := json.Marshal(map[string]string{"url": f.url})
-	resp, err := conn.Call(ctx, daemon.Request{Tool: session.ReqOpen, Args: a})
-	if err != nil {
-		return err
 	}
 	if f.json {
 		return printJSON(cli, f.name, "open", resp)

@@ -207,3 +207,34 @@ func Close(ctx context.Context, p daemon.Paths, log *slog.Logger) (string, error
 	}
 	return resp.Text, nil
 }
+
+// Open is "surf open": it opens url in session p (or, for "", observes
+// its page), starting the session's daemon with flags when none runs, and
+// returns the daemon's response as it is, failed or not. Before a daemon
+// is started, check, when set, vets url (when not "") under the new
+// session's policy; a running session checks the URL itself, and when
+// flags are given it must have been opened with the same (see
+// CheckSameFlags).
+func Open(ctx context.Context, p daemon.Paths, flags []string, url string, check func(url string) error) (*daemon.Response, error) {
+	conn, err := daemon.Dial(ctx, p.Socket)
+	started := false
+	if errors.Is(err, daemon.ErrNoDaemon) {
+		if url != "" && check != nil {
+			if err := check(url); err != nil {
+				return nil, err
+			}
+		}
+		conn, started, err = ConnectOrStart(ctx, p, flags)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if !started && len(flags) > 0 {
+		if err := CheckSameFlags(ctx, conn, p.Name, flags); err != nil {
+			return nil, err
+		}
+	}
+	a, _ := json.Marshal(map[string]string{"url": url})
+	return conn.Call(ctx, daemon.Request{Tool: ReqOpen, Args: a})
+}

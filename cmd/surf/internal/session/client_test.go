@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,5 +221,58 @@ func TestCloseReturnsARefusal(t *testing.T) {
 	var re *daemon.ResponseError
 	if !errors.As(err, &re) || re.Response.ExitCode != 3 {
 		t.Fatalf("Close = %v, want the daemon's refusal as a *daemon.ResponseError", err)
+	}
+}
+
+func TestOpenReusesARunningSession(t *testing.T) {
+	getenv, _ := runtimeEnv(t)
+	var mu sync.Mutex
+	var got []string
+	p := serve(t, getenv, "default", func(ctx context.Context, req daemon.Request) daemon.Response {
+		mu.Lock()
+		got = append(got, req.Tool+" "+string(req.Args))
+		mu.Unlock()
+		if req.Tool == session.ReqStatus {
+			b, _ := json.Marshal(session.Status{Flags: []string{"--allow=example.com"}})
+			return daemon.Response{OK: true, Text: string(b)}
+		}
+		return daemon.Response{OK: true, Text: "opened"}
+	})
+	ctx := context.Background()
+	refuse := func(string) error { t.Error("a running session's URL is checked by the client"); return nil }
+	resp, err := session.Open(ctx, p, nil, "http://example.com/", refuse)
+	if err != nil || resp.Text != "opened" {
+		t.Fatalf("Open = %+v, %v", resp, err)
+	}
+	resp, err = session.Open(ctx, p, []string{"--allow=example.com"}, "", refuse)
+	if err != nil || resp.Text != "opened" {
+		t.Fatalf("Open with the same flags = %+v, %v", resp, err)
+	}
+	_, err = session.Open(ctx, p, []string{"--allow=example.org"}, "", refuse)
+	var he *daemon.HintError
+	if !errors.As(err, &he) || he.Code != daemon.ExitUsage {
+		t.Fatalf("Open with other flags = %v, want a usage *daemon.HintError", err)
+	}
+	want := []string{`open {"url":"http://example.com/"}`, "status ", `open {"url":""}`, "status "}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Errorf("the daemon got %q, want %q", got, want)
+	}
+}
+
+func TestOpenChecksTheURLBeforeStartingADaemon(t *testing.T) {
+	getenv, _ := runtimeEnv(t)
+	p, err := session.PathsOf(getenv, "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied := errors.New("denied: host not in allowlist")
+	_, err = session.Open(context.Background(), p, nil, "http://evil.example/", func(string) error { return denied })
+	if !errors.Is(err, denied) {
+		t.Fatalf("Open = %v, want the check's error", err)
+	}
+	if _, err := os.Stat(p.Log); !os.IsNotExist(err) {
+		t.Errorf("a daemon was started for a denied URL (its log: %v)", err)
 	}
 }
