@@ -23,8 +23,6 @@ import (
 // daemon's side and the actions' requests, and cmd/surf/internal/daemon
 // for the socket and protocol.
 
-var sessionHelp = helpText("session")
-
 // openUsage is the usage text of surf open.
 var openUsage = helpText("open")
 

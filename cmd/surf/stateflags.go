@@ -19,9 +19,6 @@ func addStateFlags(fs *pflag.FlagSet) *stateFlags {
 	return &stateFlags{login.AddStateFlags(fs)}
 }
 
-// stateFlagsHelp is the usage text of the state flags.
-var stateFlagsHelp = helpText("state-flags")
-
 // file is the sandbox.StateFile the flags describe (login.StateFlags.File);
 // nil flags describe none.
 func (f *stateFlags) file(getenv func(string) string) (sandbox.StateFile, error) {
