@@ -37,14 +37,14 @@
 //
 //   - internal/report: a run's journal as one HTML page.
 //   - internal/away: lets a call's or task's turn at the browser go while it waits on the model or a person.
-//   - internal/login: the saved-login flow of surf login: a person signs in, the state file is saved.
+//   - internal/login: saved logins: the flow of surf login (a person signs in, the state file is saved) and the --state flags' key resolution (passphrase file, identity file, $SURF_STATE_PASSPHRASE).
 //
 // Applications, with the CLI (cmd/surf/internal/):
 //
 //   - cmd/surf: the surf command.
 //   - cmd/surf/internal/mcpserver: surf as an MCP server.
 //   - cmd/surf/internal/daemon: the background session daemons behind surf open/click/close, and starting them.
-//   - cmd/surf/internal/session: what a session daemon does with its browser, and the session commands' requests.
+//   - cmd/surf/internal/session: what a session daemon does with its browser, the session commands' requests, and their client side (find, call, connect-or-start, close).
 //   - cmd/surf/internal/shell: the read-act-print loop of surf shell and its line parser.
 //   - cmd/surf/internal/policycheck: judging URLs for surf policy check, from the command line or JSON lines; the policy of the policy flags and advice for a denied URL.
 //   - cmd/surf/internal/prompt: asking a person at the terminal to approve what the policy marks "ask".

@@ -31,7 +31,7 @@ func boardState(ctx context.Context, cli *CLI, c *command, args []string) error 
 	if err := parseFlags(c, fs, args); err != nil {
 		return err
 	}
-	if sf.path != "" {
+	if sf.Path != "" {
 		return usagef(c, "name the file as 'surf board state put NAME FILE', not with --state")
 	}
 	verb, rest := "", fs.Args()

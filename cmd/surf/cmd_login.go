@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 
 	"github.com/surfkit/surf/cmd/surf/internal/session"
@@ -48,19 +46,19 @@ func runLogin(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef(c, "login takes one URL")
 	}
-	if sf.path == "" {
+	if sf.Path == "" {
 		return usagef(c, "login needs --state FILE: where to save the login")
 	}
 	raw := fs.Arg(0)
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef(c, "%q is not an http(s) URL", raw)
+	u, err := login.ParseURL(raw)
+	if err != nil {
+		return usagef(c, "%s", err)
 	}
 	state, err := sf.file(cli.Getenv)
 	if err != nil {
 		return err
 	}
-	if !*headless && cli.Getenv("DISPLAY") == "" && cli.Getenv("WAYLAND_DISPLAY") == "" {
+	if !*headless && !login.HasDisplay(cli.Getenv) {
 		return withHint(errors.New("there is no display for the login window ($DISPLAY and $WAYLAND_DISPLAY are empty)"), noDisplayHint)
 	}
 	pol, err := loginPolicy(cli, bf.pol, u)
@@ -91,7 +89,7 @@ func runLoginFlow(ctx context.Context, cli *CLI, bf *browserFlags, pol *policy.P
 	sum, err := login.Run(ctx, login.Config{
 		Sandbox: sbCfg,
 		State:   state,
-		Done:    enterPressed(cli.Stdin, headless),
+		Done:    login.EnterPressed(cli.Stdin, headless),
 		Opened: func(title, url string) {
 			if headless {
 				fmt.Fprintf(cli.Stderr, "surf: the page is %q (%s); press Enter to save the state (or end stdin; Ctrl-C saves nothing)\n", title, url)
@@ -124,18 +122,4 @@ func loginPolicy(cli *CLI, pf *policyFlags, u *url.URL) (*policy.Policy, error) 
 		return nil, pf.deniedError(d)
 	}
 	return p, nil
-}
-
-// enterPressed is closed when the person presses Enter; headless, also at
-// the end of stdin (a script's). With a window, the end of stdin means no
-// one will press Enter: the window closing ends the wait.
-func enterPressed(stdin io.Reader, headless bool) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		_, err := bufio.NewReader(stdin).ReadString('\n')
-		if err == nil || headless {
-			close(done)
-		}
-	}()
-	return done
 }

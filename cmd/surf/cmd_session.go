@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -24,8 +22,6 @@ import (
 // that work through a shell. See cmd/surf/internal/session for the
 // daemon's side and the actions' requests, and cmd/surf/internal/daemon
 // for the socket and protocol.
-
-var sessionHelp = helpText("session")
 
 // openUsage is the usage text of surf open.
 var openUsage = helpText("open")
@@ -83,7 +79,7 @@ func parseOpenFlags(c *command, cli *CLI, args []string) (*openFlags, error) {
 		return nil, usagef(c, "--idle must not be negative")
 	}
 	f.name, f.url = *name, fs.Arg(0)
-	f.flags = sessionFlagArgs(fs, nil)
+	f.flags = session.FlagArgs(fs, openFlagNames())
 	return f, nil
 }
 
@@ -111,9 +107,9 @@ func runOpen(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := sessionPaths(cli, f.name)
+	p, err := session.PathsOf(cli.Getenv, f.name)
 	if err != nil {
-		return err
+		return sessionError(err)
 	}
 	// For a new session, the URL is checked under its policy here; a
 	// running session checks the URL itself.
@@ -121,29 +117,9 @@ func runOpen(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	conn, err := daemon.Dial(ctx, p.Socket)
-	started := false
-	if errors.Is(err, daemon.ErrNoDaemon) {
-		if f.url != "" {
-			if err := (&browser{pol: pol, bf: f.bf}).checkURL(f.url); err != nil {
-				return err
-			}
-		}
-		conn, started, err = connectOrStart(ctx, p, f.flags)
-	}
+	resp, err := session.Open(ctx, p, f.flags, f.url, (&browser{pol: pol, bf: f.bf}).checkURL)
 	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if !started && len(f.flags) > 0 {
-		if err := checkSameFlags(ctx, conn, f.name, f.flags); err != nil {
-			return err
-		}
-	}
-	a, _ := json.Marshal(map[string]string{"url": f.url})
-	resp, err := conn.Call(ctx, daemon.Request{Tool: session.ReqOpen, Args: a})
-	if err != nil {
-		return err
+		return sessionError(err)
 	}
 	if f.json {
 		return printJSON(cli, f.name, "open", resp)
@@ -171,16 +147,10 @@ func runClose(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	names := []string{*name}
 	if *all {
-		dir := daemon.RuntimeDir(cli.Getenv)
-		if err := daemon.EnsureDir(dir); err != nil {
+		var err error
+		if names, err = session.Names(cli.Getenv); err != nil {
 			return err
 		}
-		socks, _ := filepath.Glob(filepath.Join(dir, "*.sock"))
-		names = names[:0]
-		for _, s := range socks {
-			names = append(names, strings.TrimSuffix(filepath.Base(s), ".sock"))
-		}
-		sort.Strings(names)
 	}
 	var errs []error
 	for _, n := range names {
@@ -195,34 +165,19 @@ func runClose(ctx context.Context, cli *CLI, c *command, args []string) error {
 // session that is not open is reported on stderr, not as an error; its
 // stale files, if any, are removed.
 func closeSession(ctx context.Context, cli *CLI, name string) error {
-	p, err := sessionPaths(cli, name)
+	p, err := session.PathsOf(cli.Getenv, name)
 	if err != nil {
-		return err
+		return sessionError(err)
 	}
-	conn, err := daemon.Dial(ctx, p.Socket)
+	text, err := session.Close(ctx, p, cli.Logger)
 	if errors.Is(err, daemon.ErrNoDaemon) {
-		if lock, err := daemon.Acquire(p.Lock); err == nil {
-			daemon.CleanStale(p, cli.Logger)
-			lock.Release()
-		}
 		fmt.Fprintf(cli.Stderr, "surf: no session %q is open\n", name)
 		return nil
 	}
 	if err != nil {
-		return err
+		return sessionError(err)
 	}
-	defer conn.Close()
-	resp, err := conn.Call(ctx, daemon.Request{Tool: session.ReqClose})
-	if err != nil {
-		return err
-	}
-	if !resp.OK {
-		return responseError(resp)
-	}
-	if err := daemon.WaitGone(ctx, conn.PID(), daemonExitWait); err != nil {
-		return err
-	}
-	printText(cli, resp.Text)
+	printText(cli, text)
 	return nil
 }
 
@@ -269,9 +224,9 @@ func registerAction(a *session.Action) {
 			return usagef(c, "%s", msg)
 		}
 		if *asJSON && !a.SaveImage {
-			resp, err := rawCallSession(ctx, cli, *name, req)
+			resp, err := session.CallRaw(ctx, cli.Getenv, *name, req)
 			if err != nil {
-				return err
+				return sessionError(err)
 			}
 			return printJSON(cli, *name, a.Name, resp)
 		}

@@ -46,7 +46,7 @@ func runState(ctx context.Context, cli *CLI, c *command, args []string) error {
 	if fs.Changed("session") {
 		return usagef(c, "--session goes with 'surf state save'")
 	}
-	if sf.path != "" {
+	if sf.Path != "" {
 		return usagef(c, "name the file as 'surf state show FILE', not with --state")
 	}
 	file, err := sf.key(fs.Arg(1), cli.Getenv)

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
-	"syscall"
 
 	"github.com/surfkit/surf/cmd/surf/internal/daemon"
 	"github.com/surfkit/surf/cmd/surf/internal/session"
@@ -50,22 +47,9 @@ func init() {
 		if fs.NArg() != 0 || *dir == "" || *name == "" || *idle < 0 {
 			return usagef(c, "session-daemon needs --runtime-dir and --session, a non-negative --idle and no arguments")
 		}
-		var ready *os.File
-		if *readyFD > 2 {
-			// Keep the pipe from the browser and the driver.
-			syscall.CloseOnExec(*readyFD)
-			ready = os.NewFile(uintptr(*readyFD), "ready")
-		}
-		report := func(resp daemon.Response) { // once, on the ready pipe
-			if ready != nil {
-				b, _ := json.Marshal(resp)
-				ready.Write(append(b, '\n'))
-				ready.Close()
-				ready = nil
-			}
-		}
+		report := daemon.ReadyReporter(*readyFD) // once, on the ready pipe
 		err := session.Serve(ctx, session.DaemonConfig{
-			Dir: *dir, Name: *name, Idle: *idle, Flags: sessionFlagArgs(fs, nil),
+			Dir: *dir, Name: *name, Idle: *idle, Flags: session.FlagArgs(fs, openFlagNames()),
 			Open:    func(ctx context.Context) (*session.Browser, error) { return openSessionBrowser(ctx, cli, bf) },
 			Ready:   report,
 			Respond: func(err error) daemon.Response { return errorResponse(stateError(err)) },

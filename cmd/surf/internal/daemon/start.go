@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,10 +26,13 @@ const (
 	maxStarts    = 3
 )
 
-// HintError is an error with advice for the person who ran the command.
+// HintError is an error with advice for the person who ran the command
+// and, when not zero, the exit code the command ends with (ExitUsage for
+// a mistake in its flags or arguments; zero means ExitFailed).
 type HintError struct {
 	Err  error
 	Hint string
+	Code int
 }
 
 func (e *HintError) Error() string { return e.Err.Error() }
@@ -206,5 +210,30 @@ func CleanStale(p Paths, log *slog.Logger) {
 	if fi, err := os.Lstat(p.Socket); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		log.Info("removing a stale session socket", "socket", p.Socket)
 		os.Remove(p.Socket)
+	}
+}
+
+// ReadyReporter is the daemon's side of the start-up report that
+// ConnectOrStart reads: it returns a func that writes its first Response
+// as one JSON line on file descriptor fd (--ready-fd) and closes it;
+// later calls do nothing. The descriptor is marked close-on-exec first,
+// so that the browser and its driver do not hold the pipe open. An fd of
+// 2 or less (none given) reports nowhere.
+func ReadyReporter(fd int) func(Response) {
+	var ready *os.File
+	if fd > 2 {
+		syscall.CloseOnExec(fd)
+		ready = os.NewFile(uintptr(fd), "ready")
+	}
+	var once sync.Once
+	return func(resp Response) {
+		once.Do(func() {
+			if ready == nil {
+				return
+			}
+			b, _ := json.Marshal(resp)
+			ready.Write(append(b, '\n'))
+			ready.Close()
+		})
 	}
 }

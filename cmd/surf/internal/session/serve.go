@@ -14,8 +14,15 @@
 //	})
 //
 // A client builds its request from a command's words with an Action of
-// Actions, or names a built-in (ReqOpen, ReqClose, ...), and prints what
-// comes back (NewOutcome for --json).
+// Actions, or names a built-in (ReqOpen, ReqClose, ...), sends it with
+// Call (Open starts the daemon when none runs, Close ends it and waits for
+// it to go), and prints what comes back (NewOutcome for --json):
+//
+//	p, err := session.PathsOf(os.Getenv, "default")
+//	...
+//	resp, err := session.Open(ctx, p, nil, "https://example.com/", nil)
+//	...
+//	resp, err = session.Call(ctx, os.Getenv, "default", daemon.Request{Tool: session.ReqObserve})
 package session
 
 import (
