@@ -85,7 +85,7 @@ func benchObserve(ctx context.Context, cli *CLI, c *command, args []string) erro
 		}
 		defer stop()
 	}
-	res, err := bench.Observe(ctx, b.surf, bench.ObserveConfig{
+	res, err := bench.Observe(ctx, b.Surfer(), bench.ObserveConfig{
 		Base: srv.URL, Pages: pages, Rounds: *rounds,
 		Skipped: func(name string, err error) { fmt.Fprintf(cli.Stderr, "surf: skipping %s: %v\n", name, err) },
 		Page: func(p bench.ObservePage) {

@@ -18,7 +18,6 @@ import (
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
-	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
 	"golang.org/x/term"
@@ -145,14 +144,14 @@ func runTask(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 		return err
 	}
 	defer b.closeInto(&err)
-	attachLive(ls, b.surf, b.sess)
+	attachLive(ls, b.Surfer(), b.Session())
 	j, err := f.openJournal(cli, b)
 	if err != nil {
 		return err
 	}
 	opts := websurfer.RunOptions{
 		StartURL: f.startURL, MaxSteps: f.maxSteps, MaxTokens: f.maxTokens, MaxTime: f.maxTime,
-		Journal: j, Relaunch: b.relaunchFunc(ctx, cli), Logger: cli.Logger, OutputSchema: f.schema,
+		Journal: j, Relaunch: b.Relaunch, Logger: cli.Logger, OutputSchema: f.schema,
 	}
 	start := time.Now()
 	runCtx := ctx
@@ -230,7 +229,7 @@ func (f *runFlags) openJournal(cli *CLI, b *browser) (*journal.Writer, error) {
 // steps runs the agent loop, printing each step, and returns the last
 // one (nil when the run ended without one) and the run's error.
 func (f *runFlags) steps(ctx context.Context, cli *CLI, b *browser, opts websurfer.RunOptions, status *statusLine, ls *live.Session) (end *websurfer.Step, runErr error) {
-	for st, err := range b.surf.Run(ctx, f.task, opts) {
+	for st, err := range b.Surfer().Run(ctx, f.task, opts) {
 		status.clear()
 		if ls != nil {
 			ls.Step(st)
@@ -372,37 +371,6 @@ func approverFor(cli *CLI, mode string) (policy.Approver, error) {
 		return prompt.Approver(cli.Stdin, cli.Stderr), nil
 	}
 	return nil, fmt.Errorf("--approve must be prompt, deny or allow, not %q", mode)
-}
-
-// relaunchFunc replaces a browser that crashed or disconnected: a new
-// sandbox with the same settings, and a session in it.
-func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Context) (*sandbox.Session, error) {
-	return func(ctx context.Context) (*sandbox.Session, error) {
-		if b.bf.recordHAR != "" {
-			// A new session would write a recording without the pages
-			// of the one that died.
-			return nil, errors.New("the browser died while recording a HAR; the recording would be incomplete, so the run stops")
-		}
-		old := b.sb
-		cfg, err := b.bf.sandboxConfig(cli, b.pol)
-		if err != nil {
-			return nil, err
-		}
-		// The run tries again once if this browser dies too before its
-		// session is ready (websurfer's relaunch).
-		sb, err := sandbox.New(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		sess, err := sb.NewSession(ctx, b.bf.sessionConfig())
-		if err != nil {
-			sb.Close()
-			return nil, err
-		}
-		b.sb, b.sess = sb, sess
-		go old.Close() // its browser is gone; clean up what is left
-		return sess, nil
-	}
 }
 
 // writeReport renders a journal as HTML; see cmd_report.go.
