@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -380,17 +381,10 @@ var writeReport = func(journal, out string) error {
 
 // readOutputSchema reads and parses a --output-schema file.
 func readOutputSchema(path string) (*tools.OutputSchema, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	s, err := tools.ReadOutputSchema(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		return nil, fmt.Errorf("--output-schema: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, tools.MaxOutputSchemaBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("--output-schema: %w", err)
-	}
-	s, err := tools.ParseOutputSchema(b)
-	if err != nil {
+	} else if err != nil {
 		return nil, fmt.Errorf("--output-schema %s: %w", path, err)
 	}
 	return s, nil
