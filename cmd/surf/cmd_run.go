@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
-	"golang.org/x/term"
 )
 
 // runUsage is the usage text of surf run.
@@ -98,9 +96,9 @@ func parseRunFlags(c *command, args []string) (*runFlags, error) {
 // status line's terms; nil when the live view alone answers.
 func (f *runFlags) approver(c *command, cli *CLI, status *statusLine) (policy.Approver, error) {
 	var approver policy.Approver
-	if mode, _ := approveMode(cli, f.approve); !f.withUI || f.approve != "" || mode == "prompt" {
+	if mode, _ := prompt.Mode(f.approve, cli.Stdin); !f.withUI || f.approve != "" || mode == "prompt" {
 		var err error
-		if approver, err = approverFor(cli, f.approve); err != nil {
+		if approver, err = prompt.ForMode(f.approve, cli.Stdin, cli.Stderr); err != nil {
 			return nil, usagef(c, "%v", err)
 		}
 	} // else the live view alone answers
@@ -208,7 +206,7 @@ func (f *runFlags) openJournal(cli *CLI, b *browser) (*journal.Writer, error) {
 	if f.startURL != "" {
 		// A start URL on an ask host is put to the approver like any
 		// visit, unless it can only say no.
-		mode, _ := approveMode(cli, f.approve)
+		mode, _ := prompt.Mode(f.approve, cli.Stdin)
 		if d := b.pol.DecideURL(policy.Navigation, f.startURL, ""); d.Verdict != policy.Ask || mode == "deny" {
 			if err := b.checkURL(f.startURL); err != nil {
 				return nil, err
@@ -339,39 +337,6 @@ func printStep(w io.Writer, st *websurfer.Step) {
 	for _, n := range st.Notes {
 		fmt.Fprintf(w, "         note: %s\n", textcut.Flat(n, 160))
 	}
-}
-
-// approveMode is the --approve mode in effect: the flag's, else prompt on
-// a terminal and deny otherwise.
-func approveMode(cli *CLI, mode string) (string, bool) {
-	tty := false
-	if f, ok := cli.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		tty = true
-	}
-	if mode == "" {
-		mode = "deny"
-		if tty {
-			mode = "prompt"
-		}
-	}
-	return mode, tty
-}
-
-// approverFor answers the policy's Ask decisions.
-func approverFor(cli *CLI, mode string) (policy.Approver, error) {
-	mode, tty := approveMode(cli, mode)
-	switch mode {
-	case "allow":
-		return policy.AllowAll(), nil
-	case "deny":
-		return policy.DenyAll(), nil
-	case "prompt":
-		if !tty {
-			return nil, errors.New("--approve prompt needs a terminal; use allow or deny")
-		}
-		return prompt.Approver(cli.Stdin, cli.Stderr), nil
-	}
-	return nil, fmt.Errorf("--approve must be prompt, deny or allow, not %q", mode)
 }
 
 // writeReport renders a journal as HTML; see cmd_report.go.
