@@ -11,9 +11,6 @@ import (
 	"github.com/surfkit/surf/worker"
 )
 
-// benchBoardUsage is the usage of "surf bench board".
-var benchBoardUsage = helpText("bench-board")
-
 func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
 	workersFlag := fs.String("workers", "1,2,4,8", "")

@@ -10,9 +10,6 @@ import (
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 )
 
-// benchSessionsUsage is the usage of "surf bench sessions".
-var benchSessionsUsage = helpText("bench-sessions")
-
 // benchSessions is surf bench sessions.
 func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)

@@ -60,9 +60,6 @@ func addBrowserFlags(fs *pflag.FlagSet) *browserFlags {
 	return bf
 }
 
-// browserFlagsHelp is the usage text of the shared flags.
-var browserFlagsHelp = helpText("browser-flags")
-
 // browser is an open sandbox, session and surfer, with the policy and
 // flags they were opened with.
 type browser struct {
