@@ -7,7 +7,8 @@
 //
 // Public packages, for programs that embed surf:
 //
-//   - websurfer: a browsing session driven by actions or by the agent loop.
+//   - websurfer: a browsing session driven by actions or by the agent loop;
+//     Launch opens one in a browser of its own.
 //   - perception: the page model and observation text, from decoded CDP payloads, with no browser.
 //   - journal: a run's journal: entry types, reading and writing.
 //   - tools: the action space as typed tools, with schemas and a validating registry.

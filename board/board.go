@@ -309,6 +309,14 @@ func DefaultDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "surf", "board"), nil
 }
 
+// HasData reports whether dir holds the data of an embedded board (one
+// was opened there before): Open with that Dir opens it rather than
+// starting an empty board, as Migrate's source must.
+func HasData(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "jetstream"))
+	return err == nil
+}
+
 // Board is an open task board. It is safe for concurrent use.
 type Board struct {
 	cfg   Config

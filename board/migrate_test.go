@@ -405,3 +405,19 @@ func TestMigrateConflictsAndRunning(t *testing.T) {
 		t.Fatalf("migrating a board with a running task: %v, want ErrRunning naming it", err)
 	}
 }
+
+// TestHasData checks that HasData tells a board's data directory (after a
+// board was opened there) from an empty one and a missing one.
+func TestHasData(t *testing.T) {
+	empty, dir := t.TempDir(), t.TempDir()
+	if HasData(empty) || HasData(empty+"/missing") {
+		t.Error("HasData of a directory without a board is true")
+	}
+	b := openTest(t, dir)
+	if _, err := b.Add(testCtx(t), Task{ID: "a", Instruction: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if !HasData(dir) {
+		t.Error("HasData of a board's directory is false")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/sashabaranov/go-openai"
@@ -19,6 +21,23 @@ const MaxOutputSchemaBytes = 64 << 10
 
 // MaxAnswerDataBytes bounds the size of a structured answer.
 const MaxAnswerDataBytes = 256 << 10
+
+// ReadOutputSchema reads the output schema in the file at path and parses
+// it (ParseOutputSchema). It reads at most MaxOutputSchemaBytes and one
+// more byte, so a bigger file is refused without being read whole. An
+// error reading the file is an *fs.PathError; any other is the parse's.
+func ReadOutputSchema(path string) (*OutputSchema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxOutputSchemaBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	return ParseOutputSchema(b)
+}
 
 // OutputSchema is a JSON Schema (draft 2020-12) the structured answer of a
 // run must match. It is validated with github.com/google/jsonschema-go:

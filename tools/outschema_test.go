@@ -1,6 +1,10 @@
 package tools
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,5 +44,34 @@ func TestOutputSchemaValidate(t *testing.T) {
 		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
 			t.Errorf("Validate(%s) = %v; want %q", data, err, want)
 		}
+	}
+}
+
+// TestReadOutputSchema checks reading a schema file: a schema parses, a
+// missing file is an *fs.PathError, a file over the limit and a bad
+// schema are the parse's errors.
+func TestReadOutputSchema(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	s, err := ReadOutputSchema(write("ok.json", `{"type": "object", "properties": {"n": {"type": "number"}}}`))
+	if err != nil || s == nil {
+		t.Fatalf("a schema: %v", err)
+	}
+	var pe *fs.PathError
+	if _, err := ReadOutputSchema(filepath.Join(dir, "missing.json")); !errors.As(err, &pe) {
+		t.Errorf("a missing file: %v, want an *fs.PathError", err)
+	}
+	big := write("big.json", `{"type": "object", "description": "`+strings.Repeat("x", 2*MaxOutputSchemaBytes)+`"}`)
+	if _, err := ReadOutputSchema(big); err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("a file over the limit: %v", err)
+	}
+	if _, err := ReadOutputSchema(write("bad.json", `{"type": "num"}`)); err == nil || errors.As(err, &pe) {
+		t.Errorf("a bad schema: %v", err)
 	}
 }

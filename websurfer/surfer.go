@@ -51,8 +51,9 @@ type Config struct {
 	// ApprovalTTL is how long an approved host stays open; zero means
 	// for the rest of the session.
 	ApprovalTTL time.Duration
-	// SearchURL is the web_search engine, with %s where the escaped query
-	// goes; empty means DefaultSearchURL.
+	// SearchURL is the web_search engine: an http(s) URL with one %s
+	// where the escaped query goes (CheckSearchURL); empty means
+	// DefaultSearchURL.
 	SearchURL string
 	// MaxDownloadBytes caps one download; zero means
 	// DefaultMaxDownloadBytes.
@@ -274,8 +275,8 @@ func New(ctx context.Context, cfg Config) (*Surfer, error) {
 	if cfg.AskTokens < 1000 {
 		return nil, fmt.Errorf("websurfer: AskTokens %d is too small (minimum 1000)", cfg.AskTokens)
 	}
-	if !strings.Contains(cfg.SearchURL, "%s") {
-		return nil, fmt.Errorf("websurfer: SearchURL %q has no %%s for the query", cfg.SearchURL)
+	if err := CheckSearchURL(cfg.SearchURL); err != nil {
+		return nil, fmt.Errorf("websurfer: %w", err)
 	}
 	log := cfg.Logger
 	if log == nil {

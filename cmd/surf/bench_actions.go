@@ -13,9 +13,6 @@ import (
 	"github.com/surfkit/surf/sandbox"
 )
 
-// benchActionsUsage is the usage of "surf bench actions".
-var benchActionsUsage = helpText("bench-actions")
-
 func benchActions(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
 	rounds := fs.Int("rounds", 5, "")

@@ -11,9 +11,6 @@ import (
 	"github.com/surfkit/surf/worker"
 )
 
-// benchBoardUsage is the usage of "surf bench board".
-var benchBoardUsage = helpText("bench-board")
-
 func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error {
 	fs := newFlags(c)
 	workersFlag := fs.String("workers", "1,2,4,8", "")
@@ -52,21 +49,13 @@ func benchBoard(ctx context.Context, cli *CLI, c *command, args []string) error 
 	}
 	defer runner.Close()
 
-	var results []bench.BoardResult
-	for _, n := range counts {
-		res, err := bench.BoardOnce(ctx, runner.Run, scens, n, *nTasks, cli.Logger)
-		if err != nil {
-			return err
-		}
-		if len(results) > 0 && results[0].TasksPerMin > 0 {
-			res.Speedup = res.TasksPerMin / results[0].TasksPerMin
-		} else {
-			res.Speedup = 1
-		}
-		results = append(results, res)
+	results, err := bench.BoardSeries(ctx, runner.Run, scens, counts, *nTasks, cli.Logger, func(res bench.BoardResult) {
 		if *asJSON {
 			json.NewEncoder(cli.Stdout).Encode(res)
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if !*asJSON {
 		bench.WriteBoard(cli.Stdout, results, *nTasks, len(scens), *delay, runner.MaxActive())

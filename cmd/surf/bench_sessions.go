@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 
 	"github.com/surfkit/surf/cmd/surf/internal/bench"
 	"github.com/surfkit/surf/cmd/surf/internal/mcpserver"
 )
-
-// benchSessionsUsage is the usage of "surf bench sessions".
-var benchSessionsUsage = helpText("bench-sessions")
 
 // benchSessions is surf bench sessions.
 func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) error {
@@ -45,29 +41,22 @@ func benchSessions(ctx context.Context, cli *CLI, c *command, args []string) err
 	if err != nil {
 		return fmt.Errorf("finding surf's executable: %w", err)
 	}
-	site := httptest.NewServer(bench.SiteHandler())
-	defer site.Close()
-
 	if !*asJSON {
 		bench.WriteSessionsHeader(cli.Stdout)
 	}
-	var all []bench.SessionsResult
-	for _, n := range ns {
-		res, err := bench.Sessions(ctx, bench.SessionsConfig{Surf: exe, Site: site.URL, Sessions: n, Cycles: *cycles, MaxActive: *maxActive, Image: *image})
-		if err != nil {
-			return fmt.Errorf("%d sessions: %w", n, err)
-		}
-		all = append(all, *res)
+	cfg := bench.SessionsConfig{Surf: exe, Cycles: *cycles, MaxActive: *maxActive, Image: *image}
+	all, err := bench.SessionsSeries(ctx, cfg, ns, func(res *bench.SessionsResult) error {
 		if *asJSON {
-			if err := json.NewEncoder(cli.Stdout).Encode(res); err != nil {
-				return err
-			}
-			continue
+			return json.NewEncoder(cli.Stdout).Encode(res)
 		}
 		bench.WriteSessions(cli.Stdout, res)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if per, ok := bench.PerSession(all); ok && !*asJSON {
-		fmt.Fprintf(cli.Stdout, "memory per added session (n=%d to n=%d): %.1f MB RSS, %.1f MB PSS\n", per.From, per.To, per.RSS, per.PSS)
+		bench.WritePerSession(cli.Stdout, per)
 	}
 	return nil
 }

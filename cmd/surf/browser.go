@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image/jpeg"
-	"image/png"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -65,16 +60,12 @@ func addBrowserFlags(fs *pflag.FlagSet) *browserFlags {
 	return bf
 }
 
-// browserFlagsHelp is the usage text of the shared flags.
-var browserFlagsHelp = helpText("browser-flags")
-
-// browser is an open sandbox, session and surfer.
+// browser is an open sandbox, session and surfer, with the policy and
+// flags they were opened with.
 type browser struct {
-	sb   *sandbox.Sandbox
-	sess *sandbox.Session
-	surf *websurfer.Surfer
-	pol  *policy.Policy
-	bf   *browserFlags
+	*websurfer.Browser
+	pol *policy.Policy
+	bf  *browserFlags
 }
 
 // openOptions adjusts openBrowser for commands with their own needs.
@@ -116,36 +107,15 @@ func (bf *browserFlags) open(ctx context.Context, cli *CLI, o openOptions) (*bro
 	}
 	cfg.Model = o.model
 	cfg.Logger = cli.Logger
-	b, err := retryLostBrowser(ctx, cli, func() (*browser, error) { return bf.start(ctx, sbCfg, cfg) })
+	wb, err := websurfer.Launch(ctx, websurfer.LaunchConfig{Sandbox: sbCfg, Session: bf.sessionConfig(), Surfer: cfg})
 	if err != nil {
-		return nil, err
+		return nil, stateError(err)
 	}
-	b.pol = pol
+	b := &browser{Browser: wb, pol: pol, bf: bf}
 	if bf.stateFile.Path != "" {
 		b.noteDropped(cli)
 	}
 	return b, nil
-}
-
-// start launches the sandbox, opens a session and a surfer on it.
-func (bf *browserFlags) start(ctx context.Context, sbCfg sandbox.Config, cfg websurfer.Config) (*browser, error) {
-	sb, err := sandbox.New(ctx, sbCfg)
-	if err != nil {
-		return nil, err
-	}
-	sess, err := sb.NewSession(ctx, bf.sessionConfig())
-	if err != nil {
-		sb.Close()
-		return nil, stateError(err)
-	}
-	cfg.Session = sess
-	surf, err := websurfer.New(ctx, cfg)
-	if err != nil {
-		sess.Close()
-		sb.Close()
-		return nil, err
-	}
-	return &browser{sb: sb, sess: sess, surf: surf, bf: bf}, nil
 }
 
 // sandboxConfig checks the flags that name local paths and builds the
@@ -183,8 +153,7 @@ func (bf *browserFlags) sessionConfig() sandbox.SessionConfig {
 // checkSearchURL refuses a --search-url that is not an http(s) URL with
 // one %s.
 func checkSearchURL(s string) error {
-	u, err := url.Parse(strings.Replace(s, "%s", "q", 1))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Count(s, "%s") != 1 {
+	if websurfer.CheckSearchURL(s) != nil {
 		return withHint(fmt.Errorf("--search-url %q is not an http(s) URL with one %%s", s), "for example --search-url 'https://duckduckgo.com/html/?q=%s'")
 	}
 	return nil
@@ -192,12 +161,7 @@ func checkSearchURL(s string) error {
 
 // Close closes everything the browser opened. Its error is the session's:
 // a recording or a state file that could not be written.
-func (b *browser) Close() error {
-	b.surf.Close()
-	err := b.sess.Close()
-	b.sb.Close()
-	return stateError(err)
-}
+func (b *browser) Close() error { return stateError(b.Browser.Close()) }
 
 // closeInto closes the browser and, when *err is nil, sets it to the
 // close's error: for "defer b.closeInto(&err)" in commands whose state
@@ -211,7 +175,7 @@ func (b *browser) closeInto(err *error) {
 // noteDropped tells the user, on stderr, when the policy kept part of the
 // state file out of the session: a cookie or origin for a host it denies.
 func (b *browser) noteDropped(cli *CLI) {
-	s := b.sess.StateLoaded()
+	s := b.Session().StateLoaded()
 	if s.DroppedCookies > 0 || s.DroppedOrigins > 0 {
 		fmt.Fprintf(cli.Stderr, "surf: note: %s: %s\n", b.bf.stateFile.Path, session.DescribeState(s))
 	}
@@ -235,27 +199,4 @@ func toolError(err error) error {
 		return nil
 	}
 	return errors.New(strings.TrimPrefix(err.Error(), "tool error: "))
-}
-
-// saveImage writes an observation's image: PNG when the path ends in .png,
-// else the JPEG as sent to the model.
-func saveImage(path string, obs *websurfer.Observation) error {
-	data := obs.Image
-	if strings.EqualFold(filepath.Ext(path), ".png") {
-		img, err := jpeg.Decode(bytes.NewReader(obs.Image))
-		if err != nil {
-			return fmt.Errorf("converting the screenshot: %w", err)
-		}
-		var buf bytes.Buffer
-		if err := png.Encode(&buf, img); err != nil {
-			return err
-		}
-		data = buf.Bytes()
-	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	return os.WriteFile(path, data, 0o644)
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 
 	"github.com/surfkit/surf/cmd/surf/internal/bench"
 )
@@ -60,16 +57,12 @@ func benchObserve(ctx context.Context, cli *CLI, c *command, args []string) erro
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := bench.ServeCorpus(*corpus)
 	if err != nil {
 		return err
 	}
-	srv := httptest.NewUnstartedServer(http.FileServer(http.Dir(*corpus)))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
 	defer srv.Close()
-	base, err := originPolicy(ln.Addr().String())
+	base, err := originPolicy(srv.Listener.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -85,7 +78,7 @@ func benchObserve(ctx context.Context, cli *CLI, c *command, args []string) erro
 		}
 		defer stop()
 	}
-	res, err := bench.Observe(ctx, b.surf, bench.ObserveConfig{
+	res, err := bench.Observe(ctx, b.Surfer(), bench.ObserveConfig{
 		Base: srv.URL, Pages: pages, Rounds: *rounds,
 		Skipped: func(name string, err error) { fmt.Fprintf(cli.Stderr, "surf: skipping %s: %v\n", name, err) },
 		Page: func(p bench.ObservePage) {

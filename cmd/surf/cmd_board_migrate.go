@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/surfkit/surf/board"
@@ -94,7 +92,7 @@ func migrateSource(cli *CLI, dir string) (string, error) {
 		}
 		dir = d
 	}
-	if _, err := os.Stat(filepath.Join(dir, "jetstream")); err != nil {
+	if !board.HasData(dir) {
 		return "", withHint(fmt.Errorf("no board in %s", dir), "--from names the data directory of an embedded board (where 'surf board add --data DIR' put it)")
 	}
 	return dir, nil

@@ -52,7 +52,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		tour := &demosite.Tour{Surfer: b.surf, Journal: j, URL: site.URL, Out: cli.Stdout}
+		tour := &demosite.Tour{Surfer: b.Surfer(), Journal: j, URL: site.URL, Out: cli.Stdout}
 		runErr := tour.Run(ctx)
 		if err := j.Close(); err != nil && runErr == nil {
 			runErr = err

@@ -107,9 +107,7 @@ func runRecord(ctx context.Context, cli *CLI, c *command, args []string) error {
 	}
 	pages, visitErr := f.visit(ctx, cli, b, urls)
 	// Closing the session writes the recording.
-	b.surf.Close()
-	closeErr := b.sess.Close()
-	b.sb.Close()
+	closeErr := b.Browser.Close()
 	if err := errors.Join(visitErr, closeErr); err != nil {
 		if closeErr == nil {
 			return fmt.Errorf("%w (what was recorded until then is in %s)", err, f.har)
@@ -126,7 +124,7 @@ func (f *recordFlags) visit(ctx context.Context, cli *CLI, b *browser, urls []st
 		if err := b.checkURL(u); err != nil {
 			return pages, err
 		}
-		res, err := b.surf.VisitURL(ctx, u)
+		res, err := b.Surfer().VisitURL(ctx, u)
 		if err != nil {
 			if ctx.Err() != nil {
 				return pages, ctx.Err()

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,10 +18,8 @@ import (
 	"github.com/surfkit/surf/internal/textcut"
 	"github.com/surfkit/surf/journal"
 	"github.com/surfkit/surf/policy"
-	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/tools"
 	"github.com/surfkit/surf/websurfer"
-	"golang.org/x/term"
 )
 
 // runUsage is the usage text of surf run.
@@ -98,9 +96,9 @@ func parseRunFlags(c *command, args []string) (*runFlags, error) {
 // status line's terms; nil when the live view alone answers.
 func (f *runFlags) approver(c *command, cli *CLI, status *statusLine) (policy.Approver, error) {
 	var approver policy.Approver
-	if mode, _ := approveMode(cli, f.approve); !f.withUI || f.approve != "" || mode == "prompt" {
+	if mode, _ := prompt.Mode(f.approve, cli.Stdin); !f.withUI || f.approve != "" || mode == "prompt" {
 		var err error
-		if approver, err = approverFor(cli, f.approve); err != nil {
+		if approver, err = prompt.ForMode(f.approve, cli.Stdin, cli.Stderr); err != nil {
 			return nil, usagef(c, "%v", err)
 		}
 	} // else the live view alone answers
@@ -145,14 +143,14 @@ func runTask(ctx context.Context, cli *CLI, c *command, args []string) (err erro
 		return err
 	}
 	defer b.closeInto(&err)
-	attachLive(ls, b.surf, b.sess)
+	attachLive(ls, b.Surfer(), b.Session())
 	j, err := f.openJournal(cli, b)
 	if err != nil {
 		return err
 	}
 	opts := websurfer.RunOptions{
 		StartURL: f.startURL, MaxSteps: f.maxSteps, MaxTokens: f.maxTokens, MaxTime: f.maxTime,
-		Journal: j, Relaunch: b.relaunchFunc(ctx, cli), Logger: cli.Logger, OutputSchema: f.schema,
+		Journal: j, Relaunch: b.Relaunch, Logger: cli.Logger, OutputSchema: f.schema,
 	}
 	start := time.Now()
 	runCtx := ctx
@@ -208,7 +206,7 @@ func (f *runFlags) openJournal(cli *CLI, b *browser) (*journal.Writer, error) {
 	if f.startURL != "" {
 		// A start URL on an ask host is put to the approver like any
 		// visit, unless it can only say no.
-		mode, _ := approveMode(cli, f.approve)
+		mode, _ := prompt.Mode(f.approve, cli.Stdin)
 		if d := b.pol.DecideURL(policy.Navigation, f.startURL, ""); d.Verdict != policy.Ask || mode == "deny" {
 			if err := b.checkURL(f.startURL); err != nil {
 				return nil, err
@@ -230,7 +228,7 @@ func (f *runFlags) openJournal(cli *CLI, b *browser) (*journal.Writer, error) {
 // steps runs the agent loop, printing each step, and returns the last
 // one (nil when the run ended without one) and the run's error.
 func (f *runFlags) steps(ctx context.Context, cli *CLI, b *browser, opts websurfer.RunOptions, status *statusLine, ls *live.Session) (end *websurfer.Step, runErr error) {
-	for st, err := range b.surf.Run(ctx, f.task, opts) {
+	for st, err := range b.Surfer().Run(ctx, f.task, opts) {
 		status.clear()
 		if ls != nil {
 			ls.Step(st)
@@ -341,70 +339,6 @@ func printStep(w io.Writer, st *websurfer.Step) {
 	}
 }
 
-// approveMode is the --approve mode in effect: the flag's, else prompt on
-// a terminal and deny otherwise.
-func approveMode(cli *CLI, mode string) (string, bool) {
-	tty := false
-	if f, ok := cli.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		tty = true
-	}
-	if mode == "" {
-		mode = "deny"
-		if tty {
-			mode = "prompt"
-		}
-	}
-	return mode, tty
-}
-
-// approverFor answers the policy's Ask decisions.
-func approverFor(cli *CLI, mode string) (policy.Approver, error) {
-	mode, tty := approveMode(cli, mode)
-	switch mode {
-	case "allow":
-		return policy.AllowAll(), nil
-	case "deny":
-		return policy.DenyAll(), nil
-	case "prompt":
-		if !tty {
-			return nil, errors.New("--approve prompt needs a terminal; use allow or deny")
-		}
-		return prompt.Approver(cli.Stdin, cli.Stderr), nil
-	}
-	return nil, fmt.Errorf("--approve must be prompt, deny or allow, not %q", mode)
-}
-
-// relaunchFunc replaces a browser that crashed or disconnected: a new
-// sandbox with the same settings, and a session in it.
-func (b *browser) relaunchFunc(ctx context.Context, cli *CLI) func(context.Context) (*sandbox.Session, error) {
-	return func(ctx context.Context) (*sandbox.Session, error) {
-		if b.bf.recordHAR != "" {
-			// A new session would write a recording without the pages
-			// of the one that died.
-			return nil, errors.New("the browser died while recording a HAR; the recording would be incomplete, so the run stops")
-		}
-		old := b.sb
-		cfg, err := b.bf.sandboxConfig(cli, b.pol)
-		if err != nil {
-			return nil, err
-		}
-		// The run tries again once if this browser dies too before its
-		// session is ready (websurfer's relaunch).
-		sb, err := sandbox.New(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		sess, err := sb.NewSession(ctx, b.bf.sessionConfig())
-		if err != nil {
-			sb.Close()
-			return nil, err
-		}
-		b.sb, b.sess = sb, sess
-		go old.Close() // its browser is gone; clean up what is left
-		return sess, nil
-	}
-}
-
 // writeReport renders a journal as HTML; see cmd_report.go.
 var writeReport = func(journal, out string) error {
 	return fmt.Errorf("reports are not available in this build (%s)", filepath.Base(out))
@@ -412,17 +346,10 @@ var writeReport = func(journal, out string) error {
 
 // readOutputSchema reads and parses a --output-schema file.
 func readOutputSchema(path string) (*tools.OutputSchema, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	s, err := tools.ReadOutputSchema(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		return nil, fmt.Errorf("--output-schema: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, tools.MaxOutputSchemaBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("--output-schema: %w", err)
-	}
-	s, err := tools.ParseOutputSchema(b)
-	if err != nil {
+	} else if err != nil {
 		return nil, fmt.Errorf("--output-schema %s: %w", path, err)
 	}
 	return s, nil

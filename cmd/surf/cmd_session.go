@@ -280,7 +280,7 @@ func saveResponseImage(cli *CLI, path string, resp *daemon.Response) error {
 	if len(resp.Image) == 0 {
 		return errors.New("the session sent no image")
 	}
-	if err := saveImage(path, &websurfer.Observation{Image: resp.Image}); err != nil {
+	if err := (&websurfer.Observation{Image: resp.Image}).SaveImage(path); err != nil {
 		return fmt.Errorf("saving the screenshot: %w", err)
 	}
 	fmt.Fprintf(cli.Stdout, "saved %s to %s\n", resp.Text, path)

@@ -31,14 +31,14 @@ func init() {
 			return err
 		}
 		defer b.closeInto(&err)
-		sh := shell.New(shell.Config{Surfer: b.surf, Stdin: cli.Stdin, Stdout: cli.Stdout, Stderr: cli.Stderr,
+		sh := shell.New(shell.Config{Surfer: b.Surfer(), Stdin: cli.Stdin, Stdout: cli.Stdout, Stderr: cli.Stderr,
 			Dir: *out, HistoryFile: shellHistory()})
 		if fs.NArg() == 1 {
 			if err := b.checkURL(fs.Arg(0)); err != nil {
 				return err
 			}
 			sh.Exec(ctx, "visit_url "+shell.Quote(fs.Arg(0)))
-		} else if obs, err := b.surf.Observe(ctx); err == nil {
+		} else if obs, err := b.Surfer().Observe(ctx); err == nil {
 			sh.Show(&websurfer.ActionResult{Summary: "a blank tab is open", Observation: obs})
 		}
 		return sh.Loop(ctx)

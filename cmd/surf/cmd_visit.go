@@ -35,13 +35,13 @@ func init() {
 		if err := b.checkURL(fs.Arg(0)); err != nil {
 			return err
 		}
-		res, err := b.surf.VisitURL(ctx, fs.Arg(0))
+		res, err := b.Surfer().VisitURL(ctx, fs.Arg(0))
 		if err != nil {
 			return toolError(err)
 		}
 		obs := res.Observation
 		if *som != "" {
-			if err := saveImage(*som, obs); err != nil {
+			if err := obs.SaveImage(*som); err != nil {
 				return fmt.Errorf("saving the set-of-mark image: %w", err)
 			}
 		}
@@ -52,7 +52,7 @@ func init() {
 				*websurfer.Observation
 				Text    string `json:"text"`
 				Session any    `json:"session"`
-			}{obs, obs.Text(), b.sess.Info()})
+			}{obs, obs.Text(), b.Session().Info()})
 		}
 		fmt.Fprint(termsafe.Writer(cli.Stdout), obs.Text())
 		return nil

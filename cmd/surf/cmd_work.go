@@ -244,19 +244,8 @@ func (p *workPrinter) start(c *board.Claim) {
 }
 
 func (p *workPrinter) finish(ctx context.Context, c *board.Claim, res *board.Result, err error) {
-	e := workEvent{Event: "finish", Task: c.Task.ID, Worker: c.Worker, Attempt: c.Attempt, Outcome: "done"}
-	switch cause := context.Cause(ctx); {
-	case errors.Is(cause, board.ErrCancelled):
-		e.Outcome = "cancelled" // by the board: the run's end is not the worker's
-	case errors.Is(cause, board.ErrSuperseded):
-		e.Outcome = "taken_over"
-	case ctx.Err() != nil && (err != nil || res == nil):
-		e.Outcome = "handed_back"
-	case board.IsRetry(err) && c.Attempt < p.maxAttempts:
-		e.Outcome = "retry"
-	case err != nil:
-		e.Outcome = "failed"
-	}
+	e := workEvent{Event: "finish", Task: c.Task.ID, Worker: c.Worker, Attempt: c.Attempt,
+		Outcome: board.Outcome(ctx, c, res, err, p.maxAttempts)}
 	if err != nil {
 		e.Error = err.Error()
 	}
@@ -270,7 +259,7 @@ func (p *workPrinter) finish(ctx context.Context, c *board.Claim, res *board.Res
 	if e.Answer != "" {
 		text += ": " + textcut.Flat(e.Answer, 200)
 	}
-	if e.Error != "" && e.Outcome != "handed_back" && e.Outcome != "cancelled" && e.Outcome != "taken_over" {
+	if e.Error != "" && e.Outcome != board.OutcomeHandedBack && e.Outcome != board.OutcomeCancelled && e.Outcome != board.OutcomeTakenOver {
 		text += " (" + textcut.Flat(e.Error, 200) + ")"
 	}
 	p.emit(e, text)

@@ -83,7 +83,7 @@ func openSessionBrowser(ctx context.Context, cli *CLI, bf *browserFlags) (*sessi
 	if err != nil {
 		return nil, err
 	}
-	return &session.Browser{Sandbox: b.sb, Session: b.sess, Surfer: b.surf, State: bf.stateFile,
+	return &session.Browser{Sandbox: b.Sandbox(), Session: b.Session(), Surfer: b.Surfer(), State: bf.stateFile,
 		CheckURL: b.checkURL, Close: b.Close}, nil
 }
 

@@ -256,3 +256,25 @@ func BoardWorker(ctx context.Context, scens []*Scenario, delay time.Duration) (w
 		},
 	}, nil
 }
+
+// BoardSeries runs BoardOnce with each worker count of counts in turn
+// and sets each result's Speedup: its throughput over the first's (1 when
+// the first did nothing). each, if set, gets every result as it comes.
+func BoardSeries(ctx context.Context, run board.RunFunc, scens []*Scenario, counts []int, n int, logger *slog.Logger, each func(BoardResult)) ([]BoardResult, error) {
+	var results []BoardResult
+	for _, w := range counts {
+		res, err := BoardOnce(ctx, run, scens, w, n, logger)
+		if err != nil {
+			return results, err
+		}
+		res.Speedup = 1
+		if len(results) > 0 && results[0].TasksPerMin > 0 {
+			res.Speedup = res.TasksPerMin / results[0].TasksPerMin
+		}
+		results = append(results, res)
+		if each != nil {
+			each(res)
+		}
+	}
+	return results, nil
+}

@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -180,4 +183,18 @@ func CorpusPages(dir string) ([]string, error) {
 		return nil, fmt.Errorf("%s has no folders with an index.html", dir)
 	}
 	return out, nil
+}
+
+// ServeCorpus serves the corpus directory dir over HTTP on a loopback
+// port of its own: the pages Observe loads, under the server's URL.
+func ServeCorpus(dir string) (*httptest.Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewUnstartedServer(http.FileServer(http.Dir(dir)))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	return srv, nil
 }

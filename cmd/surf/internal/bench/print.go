@@ -123,3 +123,8 @@ func WriteBoard(w io.Writer, results []BoardResult, nTasks, nScens int, delay ti
 		}
 	}
 }
+
+// WritePerSession writes the memory one more session adds.
+func WritePerSession(w io.Writer, per SessionCost) {
+	fmt.Fprintf(w, "memory per added session (n=%d to n=%d): %.1f MB RSS, %.1f MB PSS\n", per.From, per.To, per.RSS, per.PSS)
+}

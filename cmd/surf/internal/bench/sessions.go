@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -424,4 +425,29 @@ func PerSession(all []SessionsResult) (SessionCost, bool) {
 		return SessionCost{}, false
 	}
 	return SessionCost{From: lo.Sessions, To: hi.Sessions, RSS: (hi.PeakRSSMB - lo.PeakRSSMB) / d, PSS: (hi.PeakPSSMB - lo.PeakPSSMB) / d}, true
+}
+
+// SessionsSeries runs Sessions with each session count of ns in turn,
+// against a fixture site of its own (SiteHandler) that it serves on
+// loopback while they run; cfg's Sessions and Site are set for each run.
+// each, if set, gets every result as it comes; its error ends the series.
+func SessionsSeries(ctx context.Context, cfg SessionsConfig, ns []int, each func(*SessionsResult) error) ([]SessionsResult, error) {
+	site := httptest.NewServer(SiteHandler())
+	defer site.Close()
+	cfg.Site = site.URL
+	var all []SessionsResult
+	for _, n := range ns {
+		cfg.Sessions = n
+		res, err := Sessions(ctx, cfg)
+		if err != nil {
+			return all, fmt.Errorf("%d sessions: %w", n, err)
+		}
+		all = append(all, *res)
+		if each != nil {
+			if err := each(res); err != nil {
+				return all, err
+			}
+		}
+	}
+	return all, nil
 }

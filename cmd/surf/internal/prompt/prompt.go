@@ -10,12 +10,15 @@ package prompt
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
 	"github.com/surfkit/surf/policy"
+	"golang.org/x/term"
 )
 
 // Approver asks on out whether to allow a decision and reads the answer
@@ -67,4 +70,39 @@ func Approver(in io.Reader, out io.Writer) policy.Approver {
 			return false, ctx.Err()
 		}
 	})
+}
+
+// Mode is the --approve mode in effect: mode when given, else "prompt"
+// when in is a terminal and "deny" otherwise. tty reports whether in is
+// a terminal.
+func Mode(mode string, in io.Reader) (_ string, tty bool) {
+	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		tty = true
+	}
+	if mode == "" {
+		mode = "deny"
+		if tty {
+			mode = "prompt"
+		}
+	}
+	return mode, tty
+}
+
+// ForMode is the approver of an --approve mode (as Mode picks it when
+// mode is ""): "allow" approves everything, "deny" nothing, and "prompt"
+// asks at the terminal in, writing the questions to out (Approver).
+func ForMode(mode string, in io.Reader, out io.Writer) (policy.Approver, error) {
+	mode, tty := Mode(mode, in)
+	switch mode {
+	case "allow":
+		return policy.AllowAll(), nil
+	case "deny":
+		return policy.DenyAll(), nil
+	case "prompt":
+		if !tty {
+			return nil, errors.New("--approve prompt needs a terminal; use allow or deny")
+		}
+		return Approver(in, out), nil
+	}
+	return nil, fmt.Errorf("--approve must be prompt, deny or allow, not %q", mode)
 }

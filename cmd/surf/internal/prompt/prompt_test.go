@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -79,5 +80,39 @@ func TestApproverAnsweredElsewhere(t *testing.T) {
 	go pw.Write([]byte("y\n"))
 	if ok, err := a.Approve(ctx2, d); !ok || err != nil {
 		t.Errorf("next question = %v, %v; want approved", ok, err)
+	}
+}
+
+// TestForMode checks the --approve modes away from a terminal: no mode
+// is deny, allow and deny answer at once, prompt and unknown modes are
+// refused with the flag's message.
+func TestForMode(t *testing.T) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	for _, in := range []io.Reader{strings.NewReader(""), devnull} {
+		if mode, tty := prompt.Mode("", in); mode != "deny" || tty {
+			t.Errorf("Mode(%T) = %q, %v; want deny, false", in, mode, tty)
+		}
+		if mode, _ := prompt.Mode("allow", in); mode != "allow" {
+			t.Errorf("Mode(allow) = %q", mode)
+		}
+		for mode, want := range map[string]bool{"": false, "deny": false, "allow": true} {
+			a, err := prompt.ForMode(mode, in, io.Discard)
+			if err != nil {
+				t.Fatalf("ForMode(%q): %v", mode, err)
+			}
+			if ok, err := a.Approve(context.Background(), policy.Decision{Verdict: policy.Ask}); ok != want || err != nil {
+				t.Errorf("ForMode(%q) approves: %v, %v; want %v", mode, ok, err, want)
+			}
+		}
+		if _, err := prompt.ForMode("prompt", in, io.Discard); err == nil || err.Error() != "--approve prompt needs a terminal; use allow or deny" {
+			t.Errorf("ForMode(prompt) off a terminal: %v", err)
+		}
+		if _, err := prompt.ForMode("maybe", in, io.Discard); err == nil || !strings.Contains(err.Error(), `not "maybe"`) {
+			t.Errorf("ForMode(maybe): %v", err)
+		}
 	}
 }

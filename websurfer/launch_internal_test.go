@@ -1,4 +1,4 @@
-package main
+package websurfer
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
-// TestRetryLostBrowser checks that opening the first session is tried
+// TestRetryLost checks that Launch's opening of the first session is tried
 // again once when the browser died while it opened, and only then.
-func TestRetryLostBrowser(t *testing.T) {
-	var log bytes.Buffer
-	cli := &CLI{Logger: slog.New(slog.NewTextHandler(&log, nil))}
+func TestRetryLost(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
 	lost := fmt.Errorf("opening a browser context: %w", playwright.ErrTargetClosed)
 	for _, c := range []struct {
 		name  string
@@ -29,7 +29,7 @@ func TestRetryLostBrowser(t *testing.T) {
 		{"fine", []error{nil}, 1, true},
 	} {
 		n := 0
-		v, err := retryLostBrowser(context.Background(), cli, func() (int, error) {
+		v, err := retryLost(context.Background(), log, func() (int, error) {
 			err := c.errs[n]
 			n++
 			if err != nil {
