@@ -43,9 +43,6 @@ func addBoardFlags(fs *pflag.FlagSet) *boardFlags {
 	return f
 }
 
-// boardFlagsHelp is the usage text of the board flags.
-var boardFlagsHelp = helpText("board-flags")
-
 // config is the board.Config the flags (and the environment) describe.
 func (f *boardFlags) config(cli *CLI) (board.Config, error) {
 	cfg := board.Config{

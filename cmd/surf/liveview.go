@@ -13,9 +13,6 @@ import (
 	"github.com/surfkit/surf/websurfer"
 )
 
-// uiFlagsHelp documents the live view's flags of run and work.
-var uiFlagsHelp = helpText("ui-flags")
-
 // uiFlags are the live view's flags of run and work.
 type uiFlags struct {
 	addr        *string

@@ -38,9 +38,6 @@ func addModelFlags(fs *pflag.FlagSet) *modelFlags {
 	return m
 }
 
-// modelFlagsHelp is the usage text of the model flags.
-var modelFlagsHelp = helpText("model-flags")
-
 // client builds the model client.
 func (m *modelFlags) client(ctx context.Context, cli *CLI) (*llm.Client, string, error) {
 	cfg := llm.ConfigFromEnv(cli.Getenv)

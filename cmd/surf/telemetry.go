@@ -9,9 +9,6 @@ import (
 	"github.com/surfkit/surf/telemetry"
 )
 
-// metricsFlagHelp is the usage text of --metrics (surf serve, surf work).
-var metricsFlagHelp = helpText("metrics-flag")
-
 // startTracing sets the command's tracing up from the OTEL_* variables
 // (the console exporter writes to stderr, so stdout keeps the command's
 // output); flush sends the spans still buffered.
