@@ -183,6 +183,20 @@ func TestServeBoardPage(t *testing.T) {
 	if _, ok := findSession(bus, worker, id); !ok {
 		t.Error("serve's session left the bus after the refused POSTs")
 	}
+
+	// an interrupt ends serve cleanly, the board's page with it
+	cs.Close()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+		if !cmd.ProcessState.Success() {
+			t.Errorf("surf serve --board ended %v after an interrupt, want a clean exit", cmd.ProcessState)
+		}
+	case <-ctx.Done():
+		t.Error("surf serve --board did not end after an interrupt")
+	}
 }
 
 // findSession finds a worker's live session on the bus.

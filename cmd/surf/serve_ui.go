@@ -31,19 +31,21 @@ func startServeUI(ctx context.Context, cli *CLI, scfg *mcpserver.Config, o mcpse
 	}
 	scfg.Live = hub
 	stopAfter := context.AfterFunc(ctx, lv.Close) // its streams would hold the shutdown up
-	stop = func() { lv.Close(); stopAfter(); hub.Close() }
+	// closeLive is its own variable: a closure over the named result stop
+	// would call itself once stop is reassigned below.
+	closeLive := func() { lv.Close(); stopAfter(); hub.Close() }
 	if scfg.Board == nil || len(o.Principals) > 0 {
 		if scfg.Board != nil {
 			fmt.Fprintln(cli.Stderr, "surf: the board's page is off with --tokens (it would show each principal the others' tasks): run surf board ui for it")
 		}
-		return lv, false, stop, nil
+		return lv, false, closeLive, nil
 	}
 	host, _ := os.Hostname()
 	page, err := boardui.Open(ctx, boardui.OpenConfig{Board: scfg.Board, Hub: hub, Worker: "serve@" + host, LiveView: lv, Logger: cli.Logger})
 	if err != nil {
-		stop()
+		closeLive()
 		return nil, false, nil, err
 	}
 	m.BoardStates(page.States)
-	return page, true, func() { page.Close(); stop() }, nil
+	return page, true, func() { page.Close(); closeLive() }, nil
 }
