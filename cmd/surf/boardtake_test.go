@@ -18,8 +18,6 @@ import (
 	"github.com/surfkit/surf/board"
 	"github.com/surfkit/surf/cmd/surf/internal/live"
 	"github.com/surfkit/surf/cmd/surf/internal/livebus"
-	"github.com/surfkit/surf/policy"
-	"github.com/surfkit/surf/sandbox"
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
@@ -237,25 +235,7 @@ func TestBoardUITakeoverInput(t *testing.T) {
 	})
 
 	// the person's browser: surf's own Chromium
-	pol, err := policy.New(policy.Config{Allow: []policy.HostRule{{Host: "127.0.0.1"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(os.Getenv), Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	page, err := sess.NewPage(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page.SetDefaultTimeout(120000)
+	page := personPage(ctx, t)
 	if _, err := page.Goto(pageURL); err != nil {
 		t.Fatal(err)
 	}

@@ -85,25 +85,7 @@ func TestBoardUITwoWorkers(t *testing.T) {
 	}
 
 	// the person's browser: surf's own Chromium
-	pol, err := policy.New(policy.Config{Allow: []policy.HostRule{{Host: "127.0.0.1"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(os.Getenv), Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	page, err := sess.NewPage(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page.SetDefaultTimeout(120000)
+	page := personPage(ctx, t)
 	if _, err := page.Goto(pageURL); err != nil {
 		t.Fatal(err)
 	}
@@ -194,4 +176,31 @@ func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// personPage opens a page in surf's own Chromium (a sandbox that may reach
+// loopback only), for a test that plays the person at a web page surf
+// serves; the browser closes when the test ends.
+func personPage(ctx context.Context, t *testing.T) playwright.Page {
+	t.Helper()
+	pol, err := policy.New(policy.Config{Allow: []policy.HostRule{{Host: "127.0.0.1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(os.Getenv), Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	page, err := sess.NewPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.SetDefaultTimeout(120000)
+	return page
 }

@@ -16,8 +16,6 @@ import (
 	"github.com/surfkit/surf/cmd/surf/internal/demosite"
 	"github.com/surfkit/surf/cmd/surf/internal/livebus"
 	"github.com/surfkit/surf/cmd/surf/internal/webguard"
-	"github.com/surfkit/surf/policy"
-	"github.com/surfkit/surf/sandbox"
 )
 
 // TestServeBoardPage: with --board and --http, surf serve's / is the
@@ -77,25 +75,7 @@ func TestServeBoardPage(t *testing.T) {
 	worker := "serve@" + host
 
 	// the person's browser: surf's own Chromium
-	pol, err := policy.New(policy.Config{Allow: []policy.HostRule{{Host: "127.0.0.1"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.New(ctx, sandbox.Config{Env: sandbox.EnvFrom(os.Getenv), Policy: pol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	sess, err := sb.NewSession(ctx, sandbox.SessionConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	page, err := sess.NewPage(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page.SetDefaultTimeout(120000)
+	page := personPage(ctx, t)
 	resp, err := page.Goto(pageURL)
 	if err != nil {
 		t.Fatal(err)
