@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -146,25 +147,39 @@ func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*outcome
 // names the page as it is then.
 func (s *Surfer) load(ctx context.Context, t *tab, d policy.Decision, describe func() string) (*outcome, error) {
 	before := t.mark()
-	if err := s.gotoURL(ctx, t, d.URL); err != nil {
+	status, err := s.gotoURL(ctx, t, d.URL)
+	if err != nil {
 		return nil, err
 	}
 	o := settled(t, before, reportNothing, "", d)
-	o.describe = describe
+	o.describe = func() string {
+		if status != "" {
+			return describe() + "; the server answered " + status
+		}
+		return describe()
+	}
 	return o, nil
 }
 
-// gotoURL loads a URL; a page that fails to load is a tool error.
-func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
+// gotoURL loads a URL; a page that fails to load is a tool error. A page
+// that loads with an HTTP error status returns it as "HTTP 404 (Not
+// Found)", which the step's summary gives the model: a browser may show
+// an error's page, or (Chromium's headless shell, see
+// sandbox.FrameOnDemand) an empty one, and the model should not take
+// either for the page it asked for.
+func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) (status string, err error) {
 	progress(ctx, "loading %s", textcut.Bytes(u, 200))
 	ms := float64(s.cfg.ActionTimeout.Milliseconds())
-	err := s.interruptible(ctx, t, func() error {
-		_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+	err = s.interruptible(ctx, t, func() error {
+		resp, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+		if err == nil && resp != nil {
+			status = httpError(resp.Status())
+		}
 		return err
 	})
 	if err != nil {
 		if err := endsRun(ctx, err); err != nil {
-			return err
+			return "", err
 		}
 		msg := shortErr(err)
 		if strings.Contains(msg, "net::ERR_") && !strings.Contains(msg, "net::ERR_ABORTED") {
@@ -173,9 +188,22 @@ func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
 			// would be interrupted by it.
 			s.awaitErrorPage(ctx, t)
 		}
-		return toolErr("could not load %s: %s", q(u, 200), msg)
+		return "", toolErr("could not load %s: %s", q(u, 200), msg)
 	}
-	return nil
+	return status, nil
+}
+
+// httpError describes an HTTP error status ("" below 400) by its code
+// and the standard reason phrase, never the server's own (page-controlled
+// text stays out of the summary, which the model trusts).
+func httpError(code int) string {
+	if code < 400 || code > 599 {
+		return ""
+	}
+	if text := http.StatusText(code); text != "" {
+		return fmt.Sprintf("HTTP %d (%s)", code, text)
+	}
+	return fmt.Sprintf("HTTP %d", code)
 }
 
 // errorPageWait bounds the wait for Chromium's error page after a failed
@@ -246,7 +274,7 @@ func (s *Surfer) walk(ctx context.Context, t *tab, dir int) (*outcome, error) {
 	st.hist.walking = true
 	st.mu.Unlock()
 	before := t.mark()
-	err = s.gotoURL(ctx, t, target)
+	_, err = s.gotoURL(ctx, t, target)
 	st.mu.Lock()
 	st.hist.walking = false
 	if err == nil {
