@@ -357,6 +357,17 @@ func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResu
 		if dx != 0 {
 			step = max(r.vis.W*0.8, 40)
 		}
+		if dx != 0 && t.sess.frames != nil {
+			// Frames on demand: Chromium 156's headless shell leaves a
+			// begin frame pending for ever after a sideways wheel over a
+			// scroller (every later frame of the tab is refused), so the
+			// scroller the wheel would turn is scrolled by script.
+			var moved float64
+			if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, scrollSidewaysJS, []any{float64(dx) * step}, &moved); err != nil {
+				return nil, pageErr(ctx, err, "could not scroll the element: %s")
+			}
+			return settled(t, t.mark(), reportNothing, fmt.Sprintf("I scrolled %s %d pixels over %s (id %d)", scrollWord(dx, dy), int(abs(moved)), q(r.el.Name, 60), id)), nil
+		}
 		if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
@@ -366,6 +377,24 @@ func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResu
 		return settled(t, t.mark(), reportNothing, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", scrollWord(dx, dy), int(step), q(r.el.Name, 60), id)), nil
 	})
 }
+
+// scrollSidewaysJS scrolls, by its argument in pixels, the element or its
+// nearest ancestor (across shadow roots) that can scroll that way, as a
+// wheel turned over it would, else the document; it returns how far it
+// scrolled.
+const scrollSidewaysJS = `function(dx) {
+  const can = e => {
+    const o = getComputedStyle(e).overflowX;
+    if (!/auto|scroll|overlay/.test(o) || e.scrollWidth <= e.clientWidth) return false;
+    return dx > 0 ? e.scrollLeft < e.scrollWidth - e.clientWidth : e.scrollLeft > 0;
+  };
+  let e = this.nodeType === 1 ? this : this.parentElement;
+  while (e && !can(e)) e = e.parentElement || (e.getRootNode() instanceof ShadowRoot ? e.getRootNode().host : null);
+  e = e || document.scrollingElement || document.documentElement;
+  const before = e.scrollLeft;
+  e.scrollBy({left: dx, behavior: 'instant'});
+  return e.scrollLeft - before;
+}`
 
 // Click clicks an element at its visible centre, after checking nothing
 // covers that point. A link is checked against the policy first. A click
