@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -146,25 +147,39 @@ func (s *Surfer) navigate(ctx context.Context, t *tab, tool, u string) (*outcome
 // names the page as it is then.
 func (s *Surfer) load(ctx context.Context, t *tab, d policy.Decision, describe func() string) (*outcome, error) {
 	before := t.mark()
-	if err := s.gotoURL(ctx, t, d.URL); err != nil {
+	status, err := s.gotoURL(ctx, t, d.URL)
+	if err != nil {
 		return nil, err
 	}
 	o := settled(t, before, reportNothing, "", d)
-	o.describe = describe
+	o.describe = func() string {
+		if status != "" {
+			return describe() + "; the server answered " + status
+		}
+		return describe()
+	}
 	return o, nil
 }
 
-// gotoURL loads a URL; a page that fails to load is a tool error.
-func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
+// gotoURL loads a URL; a page that fails to load is a tool error. A page
+// that loads with an HTTP error status returns it as "HTTP 404 (Not
+// Found)", which the step's summary gives the model: a browser may show
+// an error's page, or (Chromium's headless shell, see
+// sandbox.FrameOnDemand) an empty one, and the model should not take
+// either for the page it asked for.
+func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) (status string, err error) {
 	progress(ctx, "loading %s", textcut.Bytes(u, 200))
 	ms := float64(s.cfg.ActionTimeout.Milliseconds())
-	err := s.interruptible(ctx, t, func() error {
-		_, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+	err = s.interruptible(ctx, t, func() error {
+		resp, err := t.page.Goto(u, playwright.PageGotoOptions{Timeout: &ms, WaitUntil: playwright.WaitUntilStateCommit})
+		if err == nil && resp != nil {
+			status = httpError(resp.Status())
+		}
 		return err
 	})
 	if err != nil {
 		if err := endsRun(ctx, err); err != nil {
-			return err
+			return "", err
 		}
 		msg := shortErr(err)
 		if strings.Contains(msg, "net::ERR_") && !strings.Contains(msg, "net::ERR_ABORTED") {
@@ -173,9 +188,22 @@ func (s *Surfer) gotoURL(ctx context.Context, t *tab, u string) error {
 			// would be interrupted by it.
 			s.awaitErrorPage(ctx, t)
 		}
-		return toolErr("could not load %s: %s", q(u, 200), msg)
+		return "", toolErr("could not load %s: %s", q(u, 200), msg)
 	}
-	return nil
+	return status, nil
+}
+
+// httpError describes an HTTP error status ("" below 400) by its code
+// and the standard reason phrase, never the server's own (page-controlled
+// text stays out of the summary, which the model trusts).
+func httpError(code int) string {
+	if code < 400 || code > 599 {
+		return ""
+	}
+	if text := http.StatusText(code); text != "" {
+		return fmt.Sprintf("HTTP %d (%s)", code, text)
+	}
+	return fmt.Sprintf("HTTP %d", code)
 }
 
 // errorPageWait bounds the wait for Chromium's error page after a failed
@@ -246,7 +274,7 @@ func (s *Surfer) walk(ctx context.Context, t *tab, dir int) (*outcome, error) {
 	st.hist.walking = true
 	st.mu.Unlock()
 	before := t.mark()
-	err = s.gotoURL(ctx, t, target)
+	_, err = s.gotoURL(ctx, t, target)
 	st.mu.Lock()
 	st.hist.walking = false
 	if err == nil {
@@ -329,6 +357,17 @@ func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResu
 		if dx != 0 {
 			step = max(r.vis.W*0.8, 40)
 		}
+		if dx != 0 && t.sess.frames != nil {
+			// Frames on demand: Chromium 156's headless shell leaves a
+			// begin frame pending for ever after a sideways wheel over a
+			// scroller (every later frame of the tab is refused), so the
+			// scroller the wheel would turn is scrolled by script.
+			var moved float64
+			if err := t.callOn(ctx, r.sess(), r.node.FrameID(), r.backend, scrollSidewaysJS, []any{float64(dx) * step}, &moved); err != nil {
+				return nil, pageErr(ctx, err, "could not scroll the element: %s")
+			}
+			return settled(t, t.mark(), reportNothing, fmt.Sprintf("I scrolled %s %d pixels over %s (id %d)", scrollWord(dx, dy), int(abs(moved)), q(r.el.Name, 60), id)), nil
+		}
 		if err := t.page.Mouse().Move(r.clickX, r.clickY); err != nil {
 			return nil, s.inputErr(ctx, err)
 		}
@@ -338,6 +377,24 @@ func (s *Surfer) scrollElement(ctx context.Context, id, dx, dy int) (*ActionResu
 		return settled(t, t.mark(), reportNothing, fmt.Sprintf("I scrolled %s %d pixels with the mouse wheel over %s (id %d)", scrollWord(dx, dy), int(step), q(r.el.Name, 60), id)), nil
 	})
 }
+
+// scrollSidewaysJS scrolls, by its argument in pixels, the element or its
+// nearest ancestor (across shadow roots) that can scroll that way, as a
+// wheel turned over it would, else the document; it returns how far it
+// scrolled.
+const scrollSidewaysJS = `function(dx) {
+  const can = e => {
+    const o = getComputedStyle(e).overflowX;
+    if (!/auto|scroll|overlay/.test(o) || e.scrollWidth <= e.clientWidth) return false;
+    return dx > 0 ? e.scrollLeft < e.scrollWidth - e.clientWidth : e.scrollLeft > 0;
+  };
+  let e = this.nodeType === 1 ? this : this.parentElement;
+  while (e && !can(e)) e = e.parentElement || (e.getRootNode() instanceof ShadowRoot ? e.getRootNode().host : null);
+  e = e || document.scrollingElement || document.documentElement;
+  const before = e.scrollLeft;
+  e.scrollBy({left: dx, behavior: 'instant'});
+  return e.scrollLeft - before;
+}`
 
 // Click clicks an element at its visible centre, after checking nothing
 // covers that point. A link is checked against the policy first. A click

@@ -644,6 +644,46 @@ func TestVisitAfterFailedNavigation(t *testing.T) {
 	}
 }
 
+// A page served with an HTTP error status is reported as one: the model
+// reads the status in the step's summary, with the standard reason phrase
+// (never the server's own), whether the browser shows the page's body or
+// an empty page (Chromium's headless shell, frames on demand).
+func TestVisitReportsHTTPError(t *testing.T) {
+	f := newFixture(t, Config{}, sandbox.SessionConfig{})
+	f.sites.Handle("/gone", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusGone)
+		fmt.Fprint(w, "<title>Gone</title><h1>This item is gone</h1>")
+	})
+	f.sites.Handle("/oops", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, "<h1>Something broke</h1>")
+	})
+	f.sites.Handle("/empty404", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+	})
+	res := f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/gone"))
+	if first := textcut.FirstLine(res.Text); !strings.HasSuffix(first, "; the server answered HTTP 410 (Gone)") {
+		t.Errorf("the 410's summary is %q; want it to end with the status", first)
+	}
+	if !strings.Contains(res.Text, "This item is gone") {
+		t.Errorf("the 410's page is not observed:\n%s", res.Text)
+	}
+	res = f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/oops"))
+	if first := textcut.FirstLine(res.Text); !strings.Contains(first, "the server answered HTTP 500 (Internal Server Error)") {
+		t.Errorf("the 500's summary is %q; want the status", first)
+	}
+	res = f.call("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/empty404"))
+	if first := textcut.FirstLine(res.Text); !strings.Contains(first, "HTTP_RESPONSE_CODE_FAILURE") && !strings.Contains(first, "the server answered HTTP 404 (Not Found)") {
+		t.Errorf("the empty 404 gives %q (error %v); want the status in either a failure or the summary", first, res.IsError)
+	}
+	res = f.ok("visit_url", fmt.Sprintf(`{"url": %q}`, f.sites.A+"/actions/form.html"))
+	if first := textcut.FirstLine(res.Text); strings.Contains(first, "answered") {
+		t.Errorf("a page served with 200 is reported with a status: %q", first)
+	}
+}
+
 // TestFragmentLands visits a URL with a fragment, and follows a link to
 // one from another page: the page is scrolled to the fragment's element
 // and the observation's URL keeps the fragment (issue 29, point 1).

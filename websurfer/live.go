@@ -606,6 +606,16 @@ func (s *Surfer) Input(ctx context.Context, e InputEvent) error {
 			}
 		}
 	case "wheel":
+		if e.DeltaX != 0 && sess.frames != nil {
+			// Frames on demand: a sideways wheel would leave the tab's
+			// frames pending for ever (see scrollSidewaysJS); the
+			// scroller under the pointer is scrolled by script.
+			expr := fmt.Sprintf(`((x, y, dx) => { const e = document.elementFromPoint(x, y) || document.documentElement; return (%s).call(e, dx); })(%v, %v, %v)`, scrollSidewaysJS, e.X, e.Y, e.DeltaX)
+			if err = sh.t.evaluate(ctx, sess, expr, nil); err != nil || e.DeltaY == 0 {
+				break
+			}
+			e.DeltaX = 0
+		}
 		err = mouse(input.DispatchMouseEventTypeMouseWheel, input.MouseButtonNone, 0)
 	case "key_down":
 		p := keyParams(e)

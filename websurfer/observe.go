@@ -260,6 +260,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	start := time.Now()
 	t := s.tabs[s.active]
 	obs := &Observation{Seq: s.seq + 1, tab: t, nav: int(t.nav.Load()), taken: start, Unlisted: map[Location]int{}, acts: s.acts}
+	if t.sess.frames != nil {
+		defer s.pump.quiet()()
+	}
 
 	// The screenshot is taken and decoded while the page is read: the
 	// browser paints in one process while the renderer answers the rest.

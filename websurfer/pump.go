@@ -24,9 +24,16 @@ import (
 // as it is and returns the pixels at once, instead of waiting for the next
 // ticks of a 60 Hz clock.
 
-// pumpEvery is the pause between two frames of the pump. A frame costs
-// what it costs on Chromium's clock; the pause is that clock's.
+// pumpEvery is the time from one frame of the pump to the next (from
+// start to start, as on Chromium's own 60 Hz clock): a frame costs what it
+// costs on that clock.
 const pumpEvery = 16 * time.Millisecond
+
+// pumpEager replaces pumpEvery while surf waits for a page to react to an
+// action (see Surfer.settle): a scroll event, an animation frame callback
+// and the paint of what they changed each wait for a frame, and on demand
+// surf need not wait for a clock's next tick to give them one.
+const pumpEager = 2 * time.Millisecond
 
 // frameCallPatience bounds one beginFrame of the pump (a renderer busy in
 // a script answers late). It is long: a call abandoned while the browser
@@ -34,47 +41,100 @@ const pumpEvery = 16 * time.Millisecond
 // process (see sandbox.FrameGate).
 const frameCallPatience = 10 * time.Second
 
-// framePump counts who needs frames now: the surfer's lock and the live
-// view.
+// framePump counts who needs frames now (the surfer's lock and the live
+// view) and who needs the pump quiet (an observation, which draws the
+// frame it shows itself).
 type framePump struct {
 	mu    sync.Mutex
 	holds int
-	on    chan struct{} // closed when holds goes from 0 to 1, then replaced
+	hush  int
+	eager int
+	on    chan struct{} // closed when frames become wanted, then replaced
+	hurry chan struct{} // closed when eager goes from 0 to 1, then replaced
 }
 
 // closedChan is always closed.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func newFramePump() *framePump { return &framePump{on: make(chan struct{})} }
+func newFramePump() *framePump {
+	return &framePump{on: make(chan struct{}), hurry: make(chan struct{})}
+}
 
-// hold asks for frames until release.
-func (p *framePump) hold() {
+// wanted reports whether the pump should draw; p.mu is held.
+func (p *framePump) wanted() bool { return p.holds > 0 && p.hush == 0 }
+
+// change runs f with p.mu held and wakes the pump if frames became
+// wanted.
+func (p *framePump) change(f func()) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
-	p.holds++
-	if p.holds == 1 {
+	was := p.wanted()
+	f()
+	if !was && p.wanted() {
 		close(p.on)
 		p.on = make(chan struct{})
 	}
 	p.mu.Unlock()
 }
 
-func (p *framePump) release() {
+// hold asks for frames until release.
+func (p *framePump) hold()    { p.change(func() { p.holds++ }) }
+func (p *framePump) release() { p.change(func() { p.holds-- }) }
+
+// quiet stops the pump until the function it returns is called: an
+// observation draws its screenshot's frame itself, and a frame of the
+// pump's in between would only delay it (one begin frame at a time in a
+// browser) and take the renderer's main thread from reading the page.
+func (p *framePump) quiet() (resume func()) {
 	if p == nil {
-		return
+		return func() {}
+	}
+	p.change(func() { p.hush++ })
+	var once sync.Once
+	return func() { once.Do(func() { p.change(func() { p.hush-- }) }) }
+}
+
+// hasten draws frames at pumpEager rather than pumpEvery until the
+// function it returns is called, starting with one now.
+func (p *framePump) hasten() (done func()) {
+	if p == nil {
+		return func() {}
 	}
 	p.mu.Lock()
-	p.holds--
+	p.eager++
+	if p.eager == 1 {
+		close(p.hurry)
+		p.hurry = make(chan struct{})
+	}
 	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.eager--
+			p.mu.Unlock()
+		})
+	}
+}
+
+// pause returns how long the pump waits between the starts of two frames
+// now, and a channel closed if it should hurry before that.
+func (p *framePump) pause() (time.Duration, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.eager > 0 {
+		return pumpEager, p.hurry
+	}
+	return pumpEvery, p.hurry
 }
 
 // active returns a channel that is closed while frames are wanted.
 func (p *framePump) active() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.holds > 0 {
+	if p.wanted() {
 		return closedChan
 	}
 	return p.on
@@ -204,6 +264,7 @@ func pumpTab(p *framePump, t *tab, quit <-chan struct{}, log *slog.Logger) {
 		if t.ended() {
 			return
 		}
+		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), frameCallPatience)
 		_, err := f.beginFrame(ctx, 0)
 		cancel()
@@ -213,10 +274,15 @@ func pumpTab(p *framePump, t *tab, quit <-chan struct{}, log *slog.Logger) {
 			}
 			log.Debug("drawing a frame", "err", err)
 		}
+		every, hurry := p.pause()
+		wait := time.NewTimer(max(every-time.Since(start), 0))
 		select {
 		case <-quit:
+			wait.Stop()
 			return
-		case <-time.After(pumpEvery):
+		case <-hurry:
+			wait.Stop()
+		case <-wait.C:
 		}
 	}
 }

@@ -183,3 +183,120 @@ func TestFramesOnDemandManySessions(t *testing.T) {
 		t.Fatal("the browser died")
 	}
 }
+
+// isClosed reports whether c is closed now.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// The pump draws while someone holds it and no observation hushed it; it
+// hurries while surf waits for a reaction.
+func TestFramePumpStates(t *testing.T) {
+	p := newFramePump()
+	if isClosed(p.active()) {
+		t.Fatal("an unheld pump draws")
+	}
+	idle := p.active()
+	p.hold()
+	if !isClosed(idle) || !isClosed(p.active()) {
+		t.Fatal("a held pump does not draw, or did not wake its waiters")
+	}
+	resume := p.quiet()
+	hushed := p.active()
+	if isClosed(hushed) {
+		t.Fatal("a hushed pump draws")
+	}
+	p.hold() // the live view joins while an observation hushes the pump
+	p.release()
+	if isClosed(hushed) {
+		t.Fatal("a hold while hushed woke the pump")
+	}
+	resume()
+	resume() // a second call changes nothing
+	if !isClosed(hushed) || !isClosed(p.active()) {
+		t.Fatal("the pump did not draw again once the observation ended")
+	}
+	every, hurry := p.pause()
+	if every != pumpEvery || isClosed(hurry) {
+		t.Fatalf("pause = %v, hurried %v; want %v, not hurried", every, isClosed(hurry), pumpEvery)
+	}
+	done := p.hasten()
+	if !isClosed(hurry) {
+		t.Fatal("hasten did not wake the pump between two frames")
+	}
+	if every, _ := p.pause(); every != pumpEager {
+		t.Fatalf("pause while hastened = %v; want %v", every, pumpEager)
+	}
+	done()
+	done()
+	if every, hurry := p.pause(); every != pumpEvery || isClosed(hurry) {
+		t.Fatalf("pause after hasten's end = %v, hurried %v; want %v, not hurried", every, isClosed(hurry), pumpEvery)
+	}
+	p.release()
+	if isClosed(p.active()) {
+		t.Fatal("a released pump draws")
+	}
+}
+
+// sidewaysPage is a carousel wider than its box.
+const sidewaysPage = `<!doctype html><title>Sideways</title>
+<div id=cards role=region aria-label=Offers style="width:300px;overflow-x:auto;overflow-y:hidden;white-space:nowrap">` +
+	`<span style="display:inline-block;width:250px">One</span><span style="display:inline-block;width:250px">Two</span><span style="display:inline-block;width:250px">Three</span></div>`
+
+// TestFramesOnDemandSideways: Chromium's headless shell leaves a begin
+// frame pending for ever after a sideways wheel over a scroller, so with
+// frames on demand scroll_element_right and the live view's sideways
+// wheel scroll by script; the next observation is drawn.
+func TestFramesOnDemandSideways(t *testing.T) {
+	sb := onDemandSandbox(t)
+	sites := browsertest.ServeSites(t)
+	sites.Handle("/sideways", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, sidewaysPage) })
+	s := onDemandSurfer(t, sb, sites)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	res, err := s.VisitURL(ctx, sites.A+"/sideways")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := 0
+	for _, e := range res.Observation.Elements {
+		if e.Role == "region" && e.Name == "Offers" {
+			id = e.ID
+		}
+	}
+	if id == 0 {
+		t.Fatalf("no region Offers:\n%s", res.Observation.Text())
+	}
+	left := func() int {
+		t.Helper()
+		tb := s.tabs[s.active]
+		var n int
+		if err := tb.evaluate(ctx, tb.sess, "document.getElementById('cards').scrollLeft", &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	res, err = s.ScrollElementSideways(ctx, id, 1)
+	if err != nil {
+		t.Fatalf("scroll_element_right with frames on demand: %v", err)
+	}
+	if len(res.Observation.Image) == 0 || left() == 0 {
+		t.Fatalf("scroll_element_right: scrollLeft %d, image %d bytes", left(), len(res.Observation.Image))
+	}
+	before := left()
+	box := s.last.refs[id].clickX
+	if err := s.Input(ctx, InputEvent{Kind: "wheel", X: box, Y: s.last.refs[id].clickY, DeltaX: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); got <= before {
+		t.Errorf("the live view's sideways wheel: scrollLeft %d, %d before", got, before)
+	}
+	if _, err := s.Observe(ctx); err != nil {
+		t.Fatalf("observing after the live view's sideways wheel: %v", err)
+	}
+}

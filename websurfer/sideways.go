@@ -20,7 +20,8 @@ func (s *Surfer) PageRight(ctx context.Context) (*ActionResult, error) {
 }
 
 // ScrollElementSideways scrolls an element's content sideways with the
-// mouse wheel over it (dir -1 left, 1 right).
+// mouse wheel over it (dir -1 left, 1 right); with frames on demand
+// (sandbox.FrameOnDemand), by script, as the wheel would.
 func (s *Surfer) ScrollElementSideways(ctx context.Context, id, dir int) (*ActionResult, error) {
 	return s.scrollElement(ctx, id, dir, 0)
 }
