@@ -194,8 +194,7 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// The pump draws while someone holds it and no observation hushed it; it
-// hurries while surf waits for a reaction.
+// The pump draws while someone holds it and no observation hushed it.
 func TestFramePumpStates(t *testing.T) {
 	p := newFramePump()
 	if isClosed(p.active()) {
@@ -220,22 +219,6 @@ func TestFramePumpStates(t *testing.T) {
 	resume() // a second call changes nothing
 	if !isClosed(hushed) || !isClosed(p.active()) {
 		t.Fatal("the pump did not draw again once the observation ended")
-	}
-	every, hurry := p.pause()
-	if every != pumpEvery || isClosed(hurry) {
-		t.Fatalf("pause = %v, hurried %v; want %v, not hurried", every, isClosed(hurry), pumpEvery)
-	}
-	done := p.hasten()
-	if !isClosed(hurry) {
-		t.Fatal("hasten did not wake the pump between two frames")
-	}
-	if every, _ := p.pause(); every != pumpEager {
-		t.Fatalf("pause while hastened = %v; want %v", every, pumpEager)
-	}
-	done()
-	done()
-	if every, hurry := p.pause(); every != pumpEvery || isClosed(hurry) {
-		t.Fatalf("pause after hasten's end = %v, hurried %v; want %v, not hurried", every, isClosed(hurry), pumpEvery)
 	}
 	p.release()
 	if isClosed(p.active()) {
