@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/sandbox"
+	"github.com/surfkit/surf/third_party/playwright-go"
 )
 
 // TestFixturesRenderWithShippedFonts: every glyph of every fixture page
@@ -45,6 +48,7 @@ func TestFixturesRenderWithShippedFonts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cdp.Detach()
+	defer drawFramesFor(sess, cdp)()
 	for _, cmd := range []string{"DOM.enable", "CSS.enable"} {
 		if _, err := cdp.Send(cmd, nil); err != nil {
 			t.Fatalf("%s: %v", cmd, err)
@@ -152,4 +156,35 @@ func remarshal(v any, into any) error {
 		return err
 	}
 	return json.Unmarshal(b, into)
+}
+
+// drawFramesFor draws the frames of a page a test drives past any surfer,
+// through its devtools session, when the browser's frames are on demand
+// (SURF_FRAME_MODE=on-demand), until the function it returns is called:
+// without frames the page's fonts and animation frames never come.
+func drawFramesFor(sess *sandbox.Session, cdp playwright.CDPSession) (stop func()) {
+	g := sess.Sandbox().FrameGate()
+	if g == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(pumpEvery):
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), frameCallPatience)
+			if g.Acquire(ctx) == nil {
+				_, _ = cdp.Send("HeadlessExperimental.beginFrame", map[string]any{})
+				g.Release()
+			}
+			cancel()
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }

@@ -29,12 +29,6 @@ import (
 // costs on that clock.
 const pumpEvery = 16 * time.Millisecond
 
-// pumpEager replaces pumpEvery while surf waits for a page to react to an
-// action (see Surfer.settle): a scroll event, an animation frame callback
-// and the paint of what they changed each wait for a frame, and on demand
-// surf need not wait for a clock's next tick to give them one.
-const pumpEager = 2 * time.Millisecond
-
 // frameCallPatience bounds one beginFrame of the pump (a renderer busy in
 // a script answers late). It is long: a call abandoned while the browser
 // still draws lets the next one in, and two that overlap end the GPU
@@ -48,17 +42,13 @@ type framePump struct {
 	mu    sync.Mutex
 	holds int
 	hush  int
-	eager int
 	on    chan struct{} // closed when frames become wanted, then replaced
-	hurry chan struct{} // closed when eager goes from 0 to 1, then replaced
 }
 
 // closedChan is always closed.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func newFramePump() *framePump {
-	return &framePump{on: make(chan struct{}), hurry: make(chan struct{})}
-}
+func newFramePump() *framePump { return &framePump{on: make(chan struct{})} }
 
 // wanted reports whether the pump should draw; p.mu is held.
 func (p *framePump) wanted() bool { return p.holds > 0 && p.hush == 0 }
@@ -94,40 +84,6 @@ func (p *framePump) quiet() (resume func()) {
 	p.change(func() { p.hush++ })
 	var once sync.Once
 	return func() { once.Do(func() { p.change(func() { p.hush-- }) }) }
-}
-
-// hasten draws frames at pumpEager rather than pumpEvery until the
-// function it returns is called, starting with one now.
-func (p *framePump) hasten() (done func()) {
-	if p == nil {
-		return func() {}
-	}
-	p.mu.Lock()
-	p.eager++
-	if p.eager == 1 {
-		close(p.hurry)
-		p.hurry = make(chan struct{})
-	}
-	p.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			p.mu.Lock()
-			p.eager--
-			p.mu.Unlock()
-		})
-	}
-}
-
-// pause returns how long the pump waits between the starts of two frames
-// now, and a channel closed if it should hurry before that.
-func (p *framePump) pause() (time.Duration, <-chan struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.eager > 0 {
-		return pumpEager, p.hurry
-	}
-	return pumpEvery, p.hurry
 }
 
 // active returns a channel that is closed while frames are wanted.
@@ -274,14 +230,11 @@ func pumpTab(p *framePump, t *tab, quit <-chan struct{}, log *slog.Logger) {
 			}
 			log.Debug("drawing a frame", "err", err)
 		}
-		every, hurry := p.pause()
-		wait := time.NewTimer(max(every-time.Since(start), 0))
+		wait := time.NewTimer(max(pumpEvery-time.Since(start), 0))
 		select {
 		case <-quit:
 			wait.Stop()
 			return
-		case <-hurry:
-			wait.Stop()
 		case <-wait.C:
 		}
 	}

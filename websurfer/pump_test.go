@@ -56,6 +56,28 @@ func onDemandSurfer(t *testing.T, sb *sandbox.Sandbox, sites *browsertest.Sites)
 	return s
 }
 
+// onDemandPage visits page, served from loopback, with a surfer of its
+// own in a browser whose frames are on demand, and returns the surfer, the
+// visit and the id of the element with role and name.
+func onDemandPage(ctx context.Context, t *testing.T, page, role, name string) (*Surfer, *ActionResult, int) {
+	t.Helper()
+	sb := onDemandSandbox(t)
+	sites := browsertest.ServeSites(t)
+	sites.Handle("/page", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, page) })
+	s := onDemandSurfer(t, sb, sites)
+	res, err := s.VisitURL(ctx, sites.A+"/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range res.Observation.Elements {
+		if e.Role == role && e.Name == name {
+			return s, res, e.ID
+		}
+	}
+	t.Fatalf("no %s %q:\n%s", role, name, res.Observation.Text())
+	return nil, nil, 0
+}
+
 // rafCount reads the page's animation frame count without taking the
 // surfer's lock (which would draw frames).
 func rafCount(t *testing.T, s *Surfer) int {
@@ -73,29 +95,13 @@ func rafCount(t *testing.T, s *Surfer) int {
 // element to be stable) completes, the step's screenshot shows the
 // change, no frame is drawn between steps, and the live view gets frames.
 func TestFramesOnDemand(t *testing.T) {
-	sb := onDemandSandbox(t)
-	sites := browsertest.ServeSites(t)
-	sites.Handle("/frames", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, framesPage) })
-	s := onDemandSurfer(t, sb, sites)
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
-	res, err := s.VisitURL(ctx, sites.A+"/frames")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, res, id := onDemandPage(ctx, t, framesPage, "button", "Go")
 	if len(res.Observation.Image) == 0 {
 		t.Fatal("the visit's observation has no screenshot")
 	}
-	id := 0
-	for _, e := range res.Observation.Elements {
-		if e.Role == "button" && e.Name == "Go" {
-			id = e.ID
-		}
-	}
-	if id == 0 {
-		t.Fatalf("no button Go:\n%s", res.Observation.Text())
-	}
-	res, err = s.Click(ctx, id)
+	res, err := s.Click(ctx, id)
 	if err != nil {
 		t.Fatalf("a click in a page whose frames are on demand: %v", err)
 	}
@@ -194,8 +200,7 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// The pump draws while someone holds it and no observation hushed it; it
-// hurries while surf waits for a reaction.
+// The pump draws while someone holds it and no observation hushed it.
 func TestFramePumpStates(t *testing.T) {
 	p := newFramePump()
 	if isClosed(p.active()) {
@@ -221,22 +226,6 @@ func TestFramePumpStates(t *testing.T) {
 	if !isClosed(hushed) || !isClosed(p.active()) {
 		t.Fatal("the pump did not draw again once the observation ended")
 	}
-	every, hurry := p.pause()
-	if every != pumpEvery || isClosed(hurry) {
-		t.Fatalf("pause = %v, hurried %v; want %v, not hurried", every, isClosed(hurry), pumpEvery)
-	}
-	done := p.hasten()
-	if !isClosed(hurry) {
-		t.Fatal("hasten did not wake the pump between two frames")
-	}
-	if every, _ := p.pause(); every != pumpEager {
-		t.Fatalf("pause while hastened = %v; want %v", every, pumpEager)
-	}
-	done()
-	done()
-	if every, hurry := p.pause(); every != pumpEvery || isClosed(hurry) {
-		t.Fatalf("pause after hasten's end = %v, hurried %v; want %v, not hurried", every, isClosed(hurry), pumpEvery)
-	}
 	p.release()
 	if isClosed(p.active()) {
 		t.Fatal("a released pump draws")
@@ -253,25 +242,9 @@ const sidewaysPage = `<!doctype html><title>Sideways</title>
 // frames on demand scroll_element_right and the live view's sideways
 // wheel scroll by script; the next observation is drawn.
 func TestFramesOnDemandSideways(t *testing.T) {
-	sb := onDemandSandbox(t)
-	sites := browsertest.ServeSites(t)
-	sites.Handle("/sideways", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, sidewaysPage) })
-	s := onDemandSurfer(t, sb, sites)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	res, err := s.VisitURL(ctx, sites.A+"/sideways")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := 0
-	for _, e := range res.Observation.Elements {
-		if e.Role == "region" && e.Name == "Offers" {
-			id = e.ID
-		}
-	}
-	if id == 0 {
-		t.Fatalf("no region Offers:\n%s", res.Observation.Text())
-	}
+	s, _, id := onDemandPage(ctx, t, sidewaysPage, "region", "Offers")
 	left := func() int {
 		t.Helper()
 		tb := s.tabs[s.active]
@@ -281,7 +254,7 @@ func TestFramesOnDemandSideways(t *testing.T) {
 		}
 		return n
 	}
-	res, err = s.ScrollElementSideways(ctx, id, 1)
+	res, err := s.ScrollElementSideways(ctx, id, 1)
 	if err != nil {
 		t.Fatalf("scroll_element_right with frames on demand: %v", err)
 	}

@@ -45,14 +45,9 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before navMark) bool {
 	// without starting a navigation has: see reacted.
 	rctx, stopReact := context.WithCancel(ctx)
 	react := s.reacted(rctx, t, settleStart)
-	unhurry := func() {}
-	if t.sess.frames != nil {
-		unhurry = s.pump.hasten() // frames on demand: the reaction's frames now
-	}
 	waitWhile(ctx, start.Add(settleStart), func() bool {
 		return t.nav.Load() == before.pw && t.rnav.Load() == before.r && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav() && !closed(react)
 	})
-	unhurry()
 	stopReact()
 	if ctx.Err() != nil {
 		return t.nav.Load() != before.pw

@@ -83,6 +83,9 @@ func printStatus(cli *CLI, st *sandbox.Status) {
 	fmt.Fprintf(cli.Stdout, "node:       %s (%s)\n", or(st.NodeVersion, "missing"), or(st.Node, "not found"))
 	fmt.Fprintf(cli.Stdout, "chromium:   %s (%s)\n", or(st.ChromiumVersion, "missing"), or(st.Chromium, "not found"))
 	fmt.Fprintf(cli.Stdout, "frames:     %s, browser %s (%s)\n", st.FrameMode, or(st.BrowserVersion, "missing"), or(st.Browser, "not found"))
+	if st.FrameMode == string(sandbox.FrameOnDemand) {
+		fmt.Fprintln(cli.Stdout, "            (no site isolation: the headless shell's frame control excludes --site-per-process)")
+	}
 	fmt.Fprintf(cli.Stdout, "bubblewrap: %s\n", or(st.Bubblewrap, "not found (the OS sandbox cannot start)"))
 	fmt.Fprintf(cli.Stdout, "chromium sandbox: %s\n", st.ChromiumSandbox)
 	if st.Ready() {
