@@ -167,6 +167,7 @@ func drawFramesFor(sess *sandbox.Session, cdp playwright.CDPSession) (stop func(
 	if g == nil {
 		return func() {}
 	}
+	f := &frameSource{gate: g, sess: newCDPSession(cdp)}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -179,10 +180,7 @@ func drawFramesFor(sess *sandbox.Session, cdp playwright.CDPSession) (stop func(
 			case <-time.After(pumpEvery):
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), frameCallPatience)
-			if g.Acquire(ctx) == nil {
-				_, _ = cdp.Send("HeadlessExperimental.beginFrame", map[string]any{})
-				g.Release()
-			}
+			_, _ = f.beginFrame(ctx, 0)
 			cancel()
 		}
 	}()

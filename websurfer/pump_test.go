@@ -190,44 +190,34 @@ func TestFramesOnDemandManySessions(t *testing.T) {
 	}
 }
 
-// isClosed reports whether c is closed now.
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // The pump draws while someone holds it and no observation hushed it.
 func TestFramePumpStates(t *testing.T) {
 	p := newFramePump()
-	if isClosed(p.active()) {
+	if closed(p.active()) {
 		t.Fatal("an unheld pump draws")
 	}
 	idle := p.active()
 	p.hold()
-	if !isClosed(idle) || !isClosed(p.active()) {
+	if !closed(idle) || !closed(p.active()) {
 		t.Fatal("a held pump does not draw, or did not wake its waiters")
 	}
 	resume := p.quiet()
 	hushed := p.active()
-	if isClosed(hushed) {
+	if closed(hushed) {
 		t.Fatal("a hushed pump draws")
 	}
 	p.hold() // the live view joins while an observation hushes the pump
 	p.release()
-	if isClosed(hushed) {
+	if closed(hushed) {
 		t.Fatal("a hold while hushed woke the pump")
 	}
 	resume()
 	resume() // a second call changes nothing
-	if !isClosed(hushed) || !isClosed(p.active()) {
+	if !closed(hushed) || !closed(p.active()) {
 		t.Fatal("the pump did not draw again once the observation ended")
 	}
 	p.release()
-	if isClosed(p.active()) {
+	if closed(p.active()) {
 		t.Fatal("a released pump draws")
 	}
 }
