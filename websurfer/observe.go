@@ -274,11 +274,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	} else {
 		go s.takeShot(ctx, t, shotc, shotTaken)
 	}
-	// The watch (see unchanged.go), its costlier part once the
-	// screenshot is taken.
-	var watchc <-chan pageWatch
+	// The watch (see unchanged.go), read before the page is.
 	if !t.outOfProcess() {
-		watchc = s.watchObservation(ctx, t, shotTaken)
+		obs.watch = s.readWatch(ctx, t)
 	}
 
 	t0 := time.Now()
@@ -318,9 +316,6 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 
 	if err := s.finishImage(obs, <-imgc, pre, preMarks); err != nil {
 		return nil, err
-	}
-	if watchc != nil {
-		obs.watch = <-watchc
 	}
 	obs.Timing.Total = time.Since(start)
 	s.seq = obs.Seq

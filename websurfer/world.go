@@ -49,8 +49,13 @@ const worldName = "surf"
 // a session, creating it when needed. frame "" means the session's main
 // frame.
 func (w *isolatedWorld) context(ctx context.Context, sess *cdpSession, frame string) (runtime.ExecutionContextID, error) {
+	return w.contextVia(ctx, sess, sess.Call, frame)
+}
+
+// contextVia is context, reading the frame tree with call.
+func (w *isolatedWorld) contextVia(ctx context.Context, sess *cdpSession, call callFunc, frame string) (runtime.ExecutionContextID, error) {
 	var tree page.GetFrameTreeResult
-	if err := sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
+	if err := call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
 		return 0, err
 	}
 	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
@@ -124,6 +129,30 @@ func (t *tab) evaluate(ctx context.Context, sess *cdpSession, expr string, out a
 		}
 		yes := true
 		res, err := cdp.Call(ctx, sess, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes})
+		if err != nil {
+			if attempt == 0 && contextGone(err) {
+				t.world.forget(sess, "")
+				continue
+			}
+			return err
+		}
+		return decodeRemote(res.Result, res.ExceptionDetails, out)
+	}
+}
+
+// evaluateRead is evaluate for a script that only reads the page (and
+// keeps surf's own state in its world): the frame tree and the script go
+// over the direct session when there is one, ahead of anything queued on
+// Playwright's relay.
+func (t *tab) evaluateRead(ctx context.Context, sess *cdpSession, expr string, out any) error {
+	for attempt := 0; ; attempt++ {
+		id, err := t.world.contextVia(ctx, sess, sess.read, "")
+		if err != nil {
+			return err
+		}
+		yes := true
+		var res runtime.EvaluateResult
+		err = sess.read(ctx, runtime.CommandEvaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes}, &res)
 		if err != nil {
 			if attempt == 0 && contextGone(err) {
 				t.world.forget(sess, "")
