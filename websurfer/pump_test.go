@@ -263,3 +263,32 @@ func TestFramesOnDemandSideways(t *testing.T) {
 		t.Fatalf("observing after the live view's sideways wheel: %v", err)
 	}
 }
+
+// TestFramesOnDemandInputWheel: the browser answers a wheel event only
+// once a frame has handled it, so with frames on demand a person's wheel
+// (Surfer.Input) draws frames while it is dispatched, watched or not; it
+// used to wait for ever when nobody watched.
+func TestFramesOnDemandInputWheel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	s, _, _ := onDemandPage(ctx, t, `<!doctype html><title>Tall</title><a href="#end">Down</a><div style="height:4000px"></div><p id=end>End</p>`, "link", "Down")
+	if err := s.Input(ctx, InputEvent{Kind: "wheel", X: 200, Y: 200, DeltaY: 300}); err != nil {
+		t.Fatalf("a wheel with frames on demand, nobody watching: %v", err)
+	}
+	// The wheel's scroll plays out over the frames that follow, drawn here
+	// as a watcher's would be.
+	defer s.HoldFrames()()
+	tb := s.tabs[s.active]
+	for {
+		var y float64
+		if err := tb.evaluate(ctx, tb.sess, "scrollY", &y); err != nil {
+			t.Fatal(err)
+		}
+		if y > 0 {
+			return
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			t.Fatal("the wheel did not scroll the page")
+		}
+	}
+}
