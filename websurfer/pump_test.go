@@ -2,6 +2,7 @@ package websurfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/headlessexperimental"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -291,4 +293,45 @@ func TestFramesOnDemandInputWheel(t *testing.T) {
 			t.Fatal("the wheel did not scroll the page")
 		}
 	}
+}
+
+// TestGatedFrameHoldsTheGate: a begin frame its caller gave up on keeps
+// the browser's gate until the browser answers it, so that no other frame
+// overlaps it (which ends the shell's GPU process).
+func TestGatedFrameHoldsTheGate(t *testing.T) {
+	gate := onDemandSandbox(t).FrameGate()
+	started, answer := make(chan struct{}), make(chan struct{})
+	call := func(ctx context.Context, method string, params, result any) error {
+		close(started)
+		select {
+		case <-answer:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := gatedFrame(ctx, gate, call, headlessexperimental.BeginFrameParams{})
+		errc <- err
+	}()
+	<-started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("an abandoned frame returned %v, want its context's error", err)
+	}
+	short, stop := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer stop()
+	if gate.Acquire(short) == nil {
+		gate.Release()
+		t.Fatal("the gate was let go while the browser still drew the abandoned frame")
+	}
+	close(answer)
+	long, stop2 := context.WithTimeout(t.Context(), 10*time.Second)
+	defer stop2()
+	if err := gate.Acquire(long); err != nil {
+		t.Fatalf("the gate stayed taken once the browser answered: %v", err)
+	}
+	gate.Release()
 }
