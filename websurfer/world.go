@@ -122,22 +122,7 @@ func (w *isolatedWorld) forget(sess *cdpSession, frame string) {
 // evaluate runs an expression in the isolated world of a session's main
 // frame and decodes its JSON value into out (which may be nil).
 func (t *tab) evaluate(ctx context.Context, sess *cdpSession, expr string, out any) error {
-	for attempt := 0; ; attempt++ {
-		id, err := t.world.context(ctx, sess, "")
-		if err != nil {
-			return err
-		}
-		yes := true
-		res, err := cdp.Call(ctx, sess, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes})
-		if err != nil {
-			if attempt == 0 && contextGone(err) {
-				t.world.forget(sess, "")
-				continue
-			}
-			return err
-		}
-		return decodeRemote(res.Result, res.ExceptionDetails, out)
-	}
+	return t.evaluateVia(ctx, sess, sess.Call, expr, out)
 }
 
 // evaluateRead is evaluate for a script that only reads the page (and
@@ -145,14 +130,19 @@ func (t *tab) evaluate(ctx context.Context, sess *cdpSession, expr string, out a
 // over the direct session when there is one, ahead of anything queued on
 // Playwright's relay.
 func (t *tab) evaluateRead(ctx context.Context, sess *cdpSession, expr string, out any) error {
+	return t.evaluateVia(ctx, sess, sess.read, expr, out)
+}
+
+// evaluateVia is evaluate, sending its commands with call.
+func (t *tab) evaluateVia(ctx context.Context, sess *cdpSession, call callFunc, expr string, out any) error {
 	for attempt := 0; ; attempt++ {
-		id, err := t.world.contextVia(ctx, sess, sess.read, "")
+		id, err := t.world.contextVia(ctx, sess, call, "")
 		if err != nil {
 			return err
 		}
 		yes := true
 		var res runtime.EvaluateResult
-		err = sess.read(ctx, runtime.CommandEvaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes}, &res)
+		err = call(ctx, runtime.CommandEvaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes}, &res)
 		if err != nil {
 			if attempt == 0 && contextGone(err) {
 				t.world.forget(sess, "")

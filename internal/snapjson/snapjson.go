@@ -427,48 +427,35 @@ func (d *decoder) floats() ([]float64, error) {
 // intTable reads an array of integer arrays (styles, attributes) into one
 // backing array.
 func intTable[T ~[]int64](d *decoder) ([]T, error) {
-	d.ints, d.lens = d.ints[:0], d.lens[:0]
-	err := d.array(func() error {
-		n := len(d.ints)
-		err := d.array(func() error {
-			v, err := d.int()
-			d.ints = append(d.ints, v)
-			return err
-		})
-		d.lens = append(d.lens, len(d.ints)-n)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	all := append(make([]int64, 0, len(d.ints)), d.ints...)
-	out := make([]T, len(d.lens))
-	for i, n := range d.lens {
-		out[i], all = T(all[:n:n]), all[n:]
-	}
-	return out, nil
+	return table[int64, T](d, &d.ints, d.int)
 }
 
 // rects reads an array of rectangles into one backing array.
 func (d *decoder) rects() ([]domsnapshot.Rectangle, error) {
-	d.nums, d.lens = d.nums[:0], d.lens[:0]
+	return table[float64, domsnapshot.Rectangle](d, &d.nums, d.float)
+}
+
+// table reads an array of arrays of elem into one backing array, with
+// scratch for the elements read.
+func table[E int64 | float64, T ~[]E](d *decoder, scratch *[]E, elem func() (E, error)) ([]T, error) {
+	*scratch, d.lens = (*scratch)[:0], d.lens[:0]
 	err := d.array(func() error {
-		n := len(d.nums)
+		n := len(*scratch)
 		err := d.array(func() error {
-			f, err := d.float()
-			d.nums = append(d.nums, f)
+			v, err := elem()
+			*scratch = append(*scratch, v)
 			return err
 		})
-		d.lens = append(d.lens, len(d.nums)-n)
+		d.lens = append(d.lens, len(*scratch)-n)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	all := append(make([]float64, 0, len(d.nums)), d.nums...)
-	out := make([]domsnapshot.Rectangle, len(d.lens))
+	all := append(make([]E, 0, len(*scratch)), *scratch...)
+	out := make([]T, len(d.lens))
 	for i, n := range d.lens {
-		out[i], all = domsnapshot.Rectangle(all[:n:n]), all[n:]
+		out[i], all = T(all[:n:n]), all[n:]
 	}
 	return out, nil
 }
@@ -499,42 +486,28 @@ func (d *decoder) result(r *domsnapshot.CaptureSnapshotResult) error {
 }
 
 func (d *decoder) document(doc *domsnapshot.DocumentSnapshot) error {
+	strs := map[string]*domsnapshot.StringIndex{
+		"documentURL": &doc.DocumentURL, "title": &doc.Title, "baseURL": &doc.BaseURL,
+		"contentLanguage": &doc.ContentLanguage, "encodingName": &doc.EncodingName,
+		"publicId": &doc.PublicID, "systemId": &doc.SystemID, "frameId": &doc.FrameID,
+	}
+	nums := map[string]*float64{
+		"scrollOffsetX": &doc.ScrollOffsetX, "scrollOffsetY": &doc.ScrollOffsetY,
+		"contentWidth": &doc.ContentWidth, "contentHeight": &doc.ContentHeight,
+	}
 	return d.object(func(name string) error {
 		var err error
-		var n int64
+		if p := strs[name]; p != nil {
+			var n int64
+			n, err = d.int()
+			*p = domsnapshot.StringIndex(n)
+			return err
+		}
+		if p := nums[name]; p != nil {
+			*p, err = d.float()
+			return err
+		}
 		switch name {
-		case "documentURL":
-			n, err = d.int()
-			doc.DocumentURL = domsnapshot.StringIndex(n)
-		case "title":
-			n, err = d.int()
-			doc.Title = domsnapshot.StringIndex(n)
-		case "baseURL":
-			n, err = d.int()
-			doc.BaseURL = domsnapshot.StringIndex(n)
-		case "contentLanguage":
-			n, err = d.int()
-			doc.ContentLanguage = domsnapshot.StringIndex(n)
-		case "encodingName":
-			n, err = d.int()
-			doc.EncodingName = domsnapshot.StringIndex(n)
-		case "publicId":
-			n, err = d.int()
-			doc.PublicID = domsnapshot.StringIndex(n)
-		case "systemId":
-			n, err = d.int()
-			doc.SystemID = domsnapshot.StringIndex(n)
-		case "frameId":
-			n, err = d.int()
-			doc.FrameID = domsnapshot.StringIndex(n)
-		case "scrollOffsetX":
-			doc.ScrollOffsetX, err = d.float()
-		case "scrollOffsetY":
-			doc.ScrollOffsetY, err = d.float()
-		case "contentWidth":
-			doc.ContentWidth, err = d.float()
-		case "contentHeight":
-			doc.ContentHeight, err = d.float()
 		case "nodes":
 			doc.Nodes = &domsnapshot.NodeTreeSnapshot{}
 			err = d.nodes(doc.Nodes)
@@ -552,8 +525,24 @@ func (d *decoder) document(doc *domsnapshot.DocumentSnapshot) error {
 }
 
 func (d *decoder) nodes(n *domsnapshot.NodeTreeSnapshot) error {
+	rareStrs := map[string]**domsnapshot.RareStringData{
+		"shadowRootType": &n.ShadowRootType, "textValue": &n.TextValue, "inputValue": &n.InputValue,
+		"pseudoType": &n.PseudoType, "pseudoIdentifier": &n.PseudoIdentifier,
+		"currentSourceURL": &n.CurrentSourceURL, "originURL": &n.OriginURL,
+	}
+	rareBools := map[string]**domsnapshot.RareBooleanData{
+		"inputChecked": &n.InputChecked, "optionSelected": &n.OptionSelected, "isClickable": &n.IsClickable,
+	}
 	return d.object(func(name string) error {
 		var err error
+		if p := rareStrs[name]; p != nil {
+			*p, err = d.rareString()
+			return err
+		}
+		if p := rareBools[name]; p != nil {
+			*p, err = d.rareBool()
+			return err
+		}
 		switch name {
 		case "parentIndex":
 			n.ParentIndex, err = ints[int64](d)
@@ -567,26 +556,6 @@ func (d *decoder) nodes(n *domsnapshot.NodeTreeSnapshot) error {
 			n.BackendNodeID, err = ints[cdp.BackendNodeID](d)
 		case "attributes":
 			n.Attributes, err = intTable[domsnapshot.ArrayOfStrings](d)
-		case "shadowRootType":
-			n.ShadowRootType, err = d.rareString()
-		case "textValue":
-			n.TextValue, err = d.rareString()
-		case "inputValue":
-			n.InputValue, err = d.rareString()
-		case "pseudoType":
-			n.PseudoType, err = d.rareString()
-		case "pseudoIdentifier":
-			n.PseudoIdentifier, err = d.rareString()
-		case "currentSourceURL":
-			n.CurrentSourceURL, err = d.rareString()
-		case "originURL":
-			n.OriginURL, err = d.rareString()
-		case "inputChecked":
-			n.InputChecked, err = d.rareBool()
-		case "optionSelected":
-			n.OptionSelected, err = d.rareBool()
-		case "isClickable":
-			n.IsClickable, err = d.rareBool()
 		case "contentDocumentIndex":
 			n.ContentDocumentIndex, err = d.rareInt()
 		default:
