@@ -41,10 +41,8 @@ func parseAX(n *accessibility.Node) *axInfo {
 			a.inertModal = true
 		}
 		switch string(r.Name) {
-		case "ariaHiddenElement", "ariaHiddenSubtree", "inertElement", "inertSubtree", "notRendered", "notVisible", "probablyPresentational":
-			if r.Name != "probablyPresentational" {
-				a.hidden = true
-			}
+		case "ariaHiddenElement", "ariaHiddenSubtree", "inertElement", "inertSubtree", "notRendered", "notVisible":
+			a.hidden = true
 		}
 	}
 	a.role = axString(n.Role)

@@ -14,14 +14,53 @@ import (
 // coverInert marks the on-screen candidates the accessibility tree calls
 // inert behind a modal dialog as covered by that dialog (the topmost open
 // <dialog> of their page).
+//
+// The controls of a frame whose iframe is behind the dialog are left out,
+// as Chromium's accessibility tree leaves out those of a frame in another
+// process (an inert subtree). For a frame the browser runs in its page's
+// process it does not do so the same way each time (in the headless
+// shell, run to run: ignored as an inert subtree, or not ignored at all,
+// which listed them as on screen and free to click): such a frame's
+// candidates are left out when the accessibility tree calls a candidate
+// of the iframe's document inert behind a modal dialog and the dialog
+// does not hold the iframe.
 func coverInert(cands []*Candidate) {
+	modal := map[*snapDoc]bool{} // documents with an active modal dialog
 	for _, c := range cands {
-		if c.ax == nil || !c.ax.inertModal || (c.Where != InViewport && c.Where != Covered) {
+		if c.ax != nil && c.ax.inertModal {
+			modal[c.Node.doc] = true
+		}
+	}
+	for _, c := range cands {
+		if c.Where != InViewport && c.Where != Covered {
 			continue
 		}
-		c.Where = Covered
-		c.cover, c.coverSrc = modalDialogOver(c.Frame, c.Node)
+		switch {
+		case c.ax != nil && c.ax.inertModal:
+			c.Where = Covered
+			c.cover, c.coverSrc = modalDialogOver(c.Frame, c.Node)
+		case frameBehindModal(c, modal):
+			if c.ax == nil {
+				c.ax = &axInfo{}
+			}
+			c.ax.hidden = true
+		}
 	}
+}
+
+// frameBehindModal reports whether c is in a same-process frame whose
+// iframe (or one around it) is behind the modal dialog of its document.
+func frameBehindModal(c *Candidate, modal map[*snapDoc]bool) bool {
+	for doc, depth := c.Node.doc, 0; doc.owner != nil && depth < 16; doc, depth = doc.owner.doc, depth+1 {
+		owner := doc.owner
+		if !modal[owner.doc] {
+			continue
+		}
+		if d, _ := modalDialogOver(c.Frame, owner); d != nil && !owner.isDescendantOf(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // modalDialogOver finds the open <dialog> that makes n inert: the topmost

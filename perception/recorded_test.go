@@ -72,3 +72,34 @@ func TestRecordedFixturesCovered(t *testing.T) {
 		t.Errorf("%d goldens, %d recorded fixtures", len(goldens), len(recordedFixtures))
 	}
 }
+
+// TestRecordedSameProcessFrameBehindModal replays modal.html as Chromium's
+// headless shell gave it, its cross-site frame in the page's process, in
+// the two ways its accessibility tree told of the frame's nodes (ignored
+// as an inert subtree; not ignored at all): either way, the element list
+// is modal.golden's, the one the full browser gives with the frame in
+// another process (the frame's controls left out).
+func TestRecordedSameProcessFrameBehindModal(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "golden", "modal.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"modal-sameprocess", "modal-sameprocess-plain"} {
+		t.Run(name, func(t *testing.T) {
+			rec, err := ReadRecording(filepath.Join("testdata", "recorded", name+".json.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.Capture.Frames) != 0 || len(rec.Capture.Main.Documents) < 2 {
+				t.Fatalf("the recording has %d out-of-process frames and %d documents; want the frame in the page's process", len(rec.Capture.Frames), len(rec.Capture.Main.Documents))
+			}
+			p, r, err := rec.Replay()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ElementList(p.Viewport.Position, r.Text, r.Notes, r.Elements, r.Unlisted, rec.Origins...); got != string(want) {
+				t.Errorf("elements differ from modal.golden\n--- got\n%s\n--- want\n%s", got, want)
+			}
+		})
+	}
+}

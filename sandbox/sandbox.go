@@ -281,7 +281,23 @@ func (s *Sandbox) start(ctx context.Context) error {
 		}
 	}
 
+	// A local driver gets a temp dir of its own, inside the sandbox's:
+	// what it and the browser it starts leave there (Playwright's
+	// artifacts dir, when the driver is stopped before it removes it) goes
+	// with the sandbox's, at teardown or, after a kill, RemoveStale.
+	var driverEnv []string
+	if local {
+		if s.tmp, err = os.MkdirTemp("", tempPrefix()); err != nil {
+			return fmt.Errorf("creating the sandbox's temp dir: %w", err)
+		}
+		driverTmp := filepath.Join(s.tmp, "tmp")
+		if err := os.Mkdir(driverTmp, 0o700); err != nil {
+			return fmt.Errorf("creating the sandbox's temp dir: %w", err)
+		}
+		driverEnv = []string{"TMPDIR=" + driverTmp}
+	}
 	s.pw, err = playwright.Run(&playwright.RunOptions{
+		Env:                 driverEnv,
 		DriverDirectory:     dir,
 		SkipInstallBrowsers: true,
 		Verbose:             false,
@@ -507,9 +523,10 @@ func (s *Sandbox) launch(chromium string, timeout float64) error {
 	if err != nil {
 		return err
 	}
-	s.tmp, err = os.MkdirTemp("", tempPrefix())
-	if err != nil {
-		return fmt.Errorf("creating the sandbox's temp dir: %w", err)
+	if s.tmp == "" {
+		if s.tmp, err = os.MkdirTemp("", tempPrefix()); err != nil {
+			return fmt.Errorf("creating the sandbox's temp dir: %w", err)
+		}
 	}
 	home := filepath.Join(s.tmp, "home")
 	downloads := filepath.Join(s.tmp, "artifacts")

@@ -119,6 +119,22 @@ func (c *cdpSession) Call(ctx context.Context, method string, params, result any
 	return nil
 }
 
+// callFunc is the signature of Call.
+type callFunc func(ctx context.Context, method string, params, result any) error
+
+// read is Call for a command that reads the page without changing any
+// session's state: it goes over the direct session when there is one,
+// whatever its method.
+func (c *cdpSession) read(ctx context.Context, method string, params, result any) error {
+	if c.direct == nil {
+		return c.Call(ctx, method, params, result)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return c.callDirect(ctx, method, params, result)
+}
+
 // callDirect is Call on the direct session.
 func (c *cdpSession) callDirect(ctx context.Context, method string, params, result any) error {
 	raw, err := c.direct.Call(ctx, method, params)

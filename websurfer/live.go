@@ -555,6 +555,12 @@ const MaxInputText = 4 << 10
 // it reaches the page: it never reaches the journal, a HAR recording, a
 // model request or a report, and images mask fields that hold it. Runs of
 // fewer than policy.MinRedacted characters are not redacted.
+//
+// With frames on demand (sandbox.FrameOnDemand) Input draws the tab's
+// frames while the event is dispatched: the browser answers a wheel event
+// only once a frame has handled it. What the event sets off over later
+// frames (a smooth scroll) plays out as a watcher's screencast or the
+// surfer's next step draws them.
 func (s *Surfer) Input(ctx context.Context, e InputEvent) error {
 	if s.gone.Load() {
 		return ErrClosed
@@ -571,6 +577,11 @@ func (s *Surfer) Input(ctx context.Context, e InputEvent) error {
 	}
 	red := s.red.Load()
 	sess := sh.t.sess
+	if sess.frames != nil {
+		// Frames on demand: the browser answers a wheel event once a
+		// frame has handled it, and nobody may be watching to draw one.
+		defer s.HoldFrames()()
+	}
 	s.inputs.Add(1)
 	mods := int64(e.Modifiers)
 	mouse := func(typ input.DispatchMouseEventType, button input.MouseButton, clicks int64) error {

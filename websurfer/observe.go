@@ -231,8 +231,7 @@ type shot struct {
 
 // takeShot captures the tab's screenshot and, for a set-of-mark image,
 // decodes it for drawing; it sends the result on out.
-// taken is closed once the capture has returned.
-func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot, taken chan<- struct{}) {
+func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot) {
 	t0 := time.Now()
 	// A capture asked for while the tab swaps documents may never be
 	// answered; a second one is.
@@ -242,7 +241,6 @@ func (s *Surfer) takeShot(ctx context.Context, t *tab, out chan<- shot, taken ch
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		raw, err = captureJPEG(ctx, t.sess, s.cfg.JPEGQuality)
 	}
-	close(taken)
 	if err != nil {
 		out <- shot{err: err}
 		return
@@ -267,18 +265,14 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	// The screenshot is taken and decoded while the page is read: the
 	// browser paints in one process while the renderer answers the rest.
 	shotc := make(chan shot, 1)
-	shotTaken := make(chan struct{})
 	if s.cfg.Image == ImageNone {
 		shotc <- shot{}
-		close(shotTaken)
 	} else {
-		go s.takeShot(ctx, t, shotc, shotTaken)
+		go s.takeShot(ctx, t, shotc)
 	}
-	// The watch (see unchanged.go), its costlier part once the
-	// screenshot is taken.
-	var watchc <-chan pageWatch
+	// The watch (see unchanged.go), read before the page is.
 	if !t.outOfProcess() {
-		watchc = s.watchObservation(ctx, t, shotTaken)
+		obs.watch = s.readWatch(ctx, t)
 	}
 
 	t0 := time.Now()
@@ -318,9 +312,6 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 
 	if err := s.finishImage(obs, <-imgc, pre, preMarks); err != nil {
 		return nil, err
-	}
-	if watchc != nil {
-		obs.watch = <-watchc
 	}
 	obs.Timing.Total = time.Since(start)
 	s.seq = obs.Seq

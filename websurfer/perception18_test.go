@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -205,5 +206,45 @@ func TestNoteDropped(t *testing.T) {
 	s.noteDropped(long, []int{1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011})
 	if n := tokensOf("note: " + long.Notes[0]); n > droppedNoteTokens {
 		t.Errorf("the note is %d tokens, over the %d kept for it", n, droppedNoteTokens)
+	}
+}
+
+// TestSameProcessFrameUnderOverlay: an overlay of the page over a
+// same-origin frame (which the browser runs in the page's process, and
+// DOMSnapshot reads as a second document) covers the frame's controls,
+// however many layers the frame paints: DOMSnapshot numbers the paint
+// order across the page's documents (the frame's between its iframe and
+// the layers the page paints after it).
+func TestSameProcessFrameUnderOverlay(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	sites.Handle("/covered-frame", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Covered frame</title><body style="margin:0;font:16px sans-serif">
+<iframe src="/covered-frame-child" style="position:absolute;left:0;top:0;width:400px;height:200px;border:0"></iframe>
+<div style="position:absolute;left:0;top:0;width:400px;height:200px;background:rgba(0,0,0,.6);color:#fff;z-index:5">Cookie notice</div>
+<button style="position:absolute;left:0;top:300px">Accept</button>`)
+	})
+	sites.Handle("/covered-frame-child", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><body style="margin:0">`+strings.Repeat(`<div style="position:relative;width:4px;height:1px"></div>`, 30)+
+			`<button style="position:relative;z-index:3;width:300px;height:100px">In the frame</button>`)
+	})
+	s := newSurfer(t, Config{})
+	gotoPage(t, s, sites.A+"/covered-frame")
+	obs := observe(t, s)
+	var found bool
+	for _, e := range obs.Elements {
+		switch e.Name {
+		case "In the frame":
+			found = true
+			if e.Where != Covered || !strings.Contains(e.CoveredBy, "Cookie notice") {
+				t.Errorf("the frame's button under the page's overlay: %s, covered by %q", e.Where, e.CoveredBy)
+			}
+		case "Accept":
+			if e.Where != InViewport {
+				t.Errorf("the page's own button is %s", e.Where)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("the frame's button is not listed:\n%s", obs.Text())
 	}
 }

@@ -148,19 +148,49 @@ func (f *frameSource) beginFrame(ctx context.Context, quality int) (*headlessexp
 		q := int64(quality)
 		p.Screenshot = &headlessexperimental.ScreenshotParams{Format: headlessexperimental.ScreenshotParamsFormatJpeg, Quality: &q, OptimizeForSpeed: true}
 	}
-	if err := f.gate.Acquire(ctx); err != nil {
-		return nil, err
-	}
-	defer f.gate.Release()
-	var res headlessexperimental.BeginFrameResult
 	call := f.sess.Call
 	if f.sess.direct != nil {
 		call = f.sess.callDirect
 	}
-	if err := call(ctx, headlessexperimental.CommandBeginFrame, p, &res); err != nil {
+	return gatedFrame(ctx, f.gate, call, p)
+}
+
+// gatedFrame sends one beginFrame through the browser's gate. The gate
+// covers the browser's frame, not the caller's wait: when ctx ends first,
+// the caller has its error at once, but the call goes on (within
+// frameCallPatience) and the gate is let go only once the browser has
+// answered, since a begin frame sent while the abandoned one is still
+// drawn would overlap it (see sandbox.FrameGate).
+func gatedFrame(ctx context.Context, gate *sandbox.FrameGate, call callFunc, p headlessexperimental.BeginFrameParams) (*headlessexperimental.BeginFrameResult, error) {
+	if err := gate.Acquire(ctx); err != nil {
 		return nil, err
 	}
-	return &res, nil
+	if err := ctx.Err(); err != nil {
+		gate.Release()
+		return nil, err
+	}
+	type reply struct {
+		res *headlessexperimental.BeginFrameResult
+		err error
+	}
+	done := make(chan reply, 1)
+	go func() {
+		defer gate.Release()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), frameCallPatience)
+		defer cancel()
+		var res headlessexperimental.BeginFrameResult
+		if err := call(cctx, headlessexperimental.CommandBeginFrame, p, &res); err != nil {
+			done <- reply{err: err}
+			return
+		}
+		done <- reply{res: &res}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w", headlessexperimental.CommandBeginFrame, ctx.Err())
+	}
 }
 
 // errNoFrameShot is a frame drawn without the screenshot asked for

@@ -2,6 +2,7 @@ package websurfer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/headlessexperimental"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
 	"github.com/surfkit/surf/sandbox"
 )
@@ -262,4 +264,74 @@ func TestFramesOnDemandSideways(t *testing.T) {
 	if _, err := s.Observe(ctx); err != nil {
 		t.Fatalf("observing after the live view's sideways wheel: %v", err)
 	}
+}
+
+// TestFramesOnDemandInputWheel: the browser answers a wheel event only
+// once a frame has handled it, so with frames on demand a person's wheel
+// (Surfer.Input) draws frames while it is dispatched, watched or not; it
+// used to wait for ever when nobody watched.
+func TestFramesOnDemandInputWheel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	s, _, _ := onDemandPage(ctx, t, `<!doctype html><title>Tall</title><a href="#end">Down</a><div style="height:4000px"></div><p id=end>End</p>`, "link", "Down")
+	if err := s.Input(ctx, InputEvent{Kind: "wheel", X: 200, Y: 200, DeltaY: 300}); err != nil {
+		t.Fatalf("a wheel with frames on demand, nobody watching: %v", err)
+	}
+	// The wheel's scroll plays out over the frames that follow, drawn here
+	// as a watcher's would be.
+	defer s.HoldFrames()()
+	tb := s.tabs[s.active]
+	for {
+		var y float64
+		if err := tb.evaluate(ctx, tb.sess, "scrollY", &y); err != nil {
+			t.Fatal(err)
+		}
+		if y > 0 {
+			return
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			t.Fatal("the wheel did not scroll the page")
+		}
+	}
+}
+
+// TestGatedFrameHoldsTheGate: a begin frame its caller gave up on keeps
+// the browser's gate until the browser answers it, so that no other frame
+// overlaps it (which ends the shell's GPU process).
+func TestGatedFrameHoldsTheGate(t *testing.T) {
+	gate := onDemandSandbox(t).FrameGate()
+	started, answer := make(chan struct{}), make(chan struct{})
+	call := func(ctx context.Context, method string, params, result any) error {
+		close(started)
+		select {
+		case <-answer:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := gatedFrame(ctx, gate, call, headlessexperimental.BeginFrameParams{})
+		errc <- err
+	}()
+	<-started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("an abandoned frame returned %v, want its context's error", err)
+	}
+	short, stop := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer stop()
+	if gate.Acquire(short) == nil {
+		gate.Release()
+		t.Fatal("the gate was let go while the browser still drew the abandoned frame")
+	}
+	close(answer)
+	long, stop2 := context.WithTimeout(t.Context(), 10*time.Second)
+	defer stop2()
+	if err := gate.Acquire(long); err != nil {
+		t.Fatalf("the gate stayed taken once the browser answered: %v", err)
+	}
+	gate.Release()
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/chromedp/cdproto/cdp"
-	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/domsnapshot"
+	"github.com/surfkit/surf/internal/snapjson"
 )
 
 // snapshotResult is DOMSnapshot.captureSnapshot's typed result, decoded
@@ -21,7 +21,7 @@ var _ anyDecoder = (*snapshotResult)(nil)
 var _ rawDecoder = (*snapshotResult)(nil)
 
 func (r *snapshotResult) decodeRaw(b []byte) error {
-	return jsonv2.Unmarshal(b, &r.CaptureSnapshotResult)
+	return snapjson.Decode(b, &r.CaptureSnapshotResult)
 }
 
 func (r *snapshotResult) decodeAny(v any) error {

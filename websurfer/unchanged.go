@@ -28,8 +28,7 @@ import (
 // observation's text is unaffected.
 
 // watchInstall installs the watch, if it is not there yet, and returns
-// its counts (a pageWatch without State). It is cheap: an observation runs
-// it as it starts, beside its reads of the page.
+// its counts (a pageWatch without State).
 const watchInstall = `(() => {
   let w = globalThis.__surfWatch;
   if (!w) {
@@ -95,46 +94,37 @@ type pageWatch struct {
 	ok          bool   // read
 }
 
-// readWatch returns tab t's watch counts, installing it if needed; ok is
-// false if the script could not run.
+// watchRead installs the watch if needed and returns its counts with the
+// page's state for them: a pageWatch.
+var watchRead = fmt.Sprintf("(() => { const w = %s; w.state = %s(w.changes); return w; })()", watchInstall, watchState)
+
+// readWatch returns tab t's watch, installing it if needed; ok is false if
+// the script could not run.
+//
+// An observation reads it before it reads the page, and over the direct
+// session when there is one, so that it runs in the renderer before the
+// snapshot: a change made while the page is read then counts after the
+// count the observation keeps, and the next observation reads the page
+// anew. (Through Playwright's relay the script reached the renderer after
+// the snapshot, whose tens of milliseconds it waited for, and a change in
+// between was counted as seen.)
 func (s *Surfer) readWatch(ctx context.Context, t *tab) pageWatch {
 	var w pageWatch
-	if err := t.evaluate(ctx, t.sess, watchInstall, &w); err != nil {
+	if err := t.evaluateRead(ctx, t.sess, watchRead, &w); err != nil {
 		return pageWatch{}
 	}
 	w.ok = true
 	return w
 }
 
-// readState returns the page's state for n changes (the count now if n
-// is negative); "" if it must be read anew or the script could not run.
-func (s *Surfer) readState(ctx context.Context, t *tab, n int) string {
+// readState returns the page's state now; "" if it must be read anew or
+// the script could not run.
+func (s *Surfer) readState(ctx context.Context, t *tab) string {
 	var st string
-	if err := t.evaluate(ctx, t.sess, fmt.Sprintf("%s(%d)", watchState, n), &st); err != nil {
+	if err := t.evaluateRead(ctx, t.sess, watchState+"(-1)", &st); err != nil {
 		return ""
 	}
 	return st
-}
-
-// watchObservation follows the watch for an observation of tab t: it
-// reads the counts at once, as the observation starts, so that any change
-// while the page is read makes the next state differ, and the state (what
-// costs the page some work) once started is closed, when the screenshot
-// is taken. The result comes on the returned channel.
-func (s *Surfer) watchObservation(ctx context.Context, t *tab, started <-chan struct{}) <-chan pageWatch {
-	out := make(chan pageWatch, 1)
-	go func() {
-		w := s.readWatch(ctx, t)
-		if w.ok {
-			select {
-			case <-started:
-			case <-ctx.Done():
-			}
-			w.State = s.readState(ctx, t, w.Changes)
-		}
-		out <- w
-	}()
-	return out
 }
 
 // unchanged returns the last observation again if the active tab has not
@@ -155,7 +145,7 @@ func (s *Surfer) unchanged(ctx context.Context) *Observation {
 		return nil
 	}
 	start := time.Now()
-	if s.readState(ctx, t, -1) != o.watch.State {
+	if s.readState(ctx, t) != o.watch.State {
 		return nil
 	}
 	again := *o

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/accessibility"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/surfkit/surf/internal/testkit/browsertest"
+	"github.com/surfkit/surf/perception"
 )
 
 // unchangedPage is a page with a button, a field, some text and (when the
@@ -136,6 +139,31 @@ func TestObserveUnchangedPageAgain(t *testing.T) {
 		}
 		if o := observe(t, s); !o.Again {
 			t.Error("the page unchanged since the click's observation was read again")
+		}
+	})
+
+	// A change the page makes after its snapshot, while the observation is
+	// still being made, is not counted as seen by it: the next observation
+	// reads the page anew.
+	t.Run("changed while read", func(t *testing.T) {
+		s, _ := fresh(t, "")
+		pg := s.Page()
+		s.recordCapture = func(*perception.Capture, map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node, perception.RenderInput) {
+			s.recordCapture = nil
+			if _, err := pg.Evaluate(`() => { document.getElementById('h').textContent = 'Changed while read'; }`); err != nil {
+				t.Error(err)
+			}
+		}
+		read, err := s.ObserveFresh(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(read.Text(), "Changed while read") {
+			t.Fatal("the change was made before the snapshot; the test does not test what it should")
+		}
+		o := observe(t, s)
+		if o.Again || !strings.Contains(o.Text(), "Changed while read") {
+			t.Errorf("a page changed while it was read was handed out again (again %v):\n%s", o.Again, o.Text())
 		}
 	})
 

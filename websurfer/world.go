@@ -49,8 +49,13 @@ const worldName = "surf"
 // a session, creating it when needed. frame "" means the session's main
 // frame.
 func (w *isolatedWorld) context(ctx context.Context, sess *cdpSession, frame string) (runtime.ExecutionContextID, error) {
+	return w.contextVia(ctx, sess, sess.Call, frame)
+}
+
+// contextVia is context, reading the frame tree with call.
+func (w *isolatedWorld) contextVia(ctx context.Context, sess *cdpSession, call callFunc, frame string) (runtime.ExecutionContextID, error) {
 	var tree page.GetFrameTreeResult
-	if err := sess.Call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
+	if err := call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
 		return 0, err
 	}
 	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
@@ -117,13 +122,27 @@ func (w *isolatedWorld) forget(sess *cdpSession, frame string) {
 // evaluate runs an expression in the isolated world of a session's main
 // frame and decodes its JSON value into out (which may be nil).
 func (t *tab) evaluate(ctx context.Context, sess *cdpSession, expr string, out any) error {
+	return t.evaluateVia(ctx, sess, sess.Call, expr, out)
+}
+
+// evaluateRead is evaluate for a script that only reads the page (and
+// keeps surf's own state in its world): the frame tree and the script go
+// over the direct session when there is one, ahead of anything queued on
+// Playwright's relay.
+func (t *tab) evaluateRead(ctx context.Context, sess *cdpSession, expr string, out any) error {
+	return t.evaluateVia(ctx, sess, sess.read, expr, out)
+}
+
+// evaluateVia is evaluate, sending its commands with call.
+func (t *tab) evaluateVia(ctx context.Context, sess *cdpSession, call callFunc, expr string, out any) error {
 	for attempt := 0; ; attempt++ {
-		id, err := t.world.context(ctx, sess, "")
+		id, err := t.world.contextVia(ctx, sess, call, "")
 		if err != nil {
 			return err
 		}
 		yes := true
-		res, err := cdp.Call(ctx, sess, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes})
+		var res runtime.EvaluateResult
+		err = call(ctx, runtime.CommandEvaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes}, &res)
 		if err != nil {
 			if attempt == 0 && contextGone(err) {
 				t.world.forget(sess, "")

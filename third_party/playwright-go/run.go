@@ -89,6 +89,9 @@ func (d *PlaywrightDriver) isUpToDateDriver() (bool, error) {
 func (d *PlaywrightDriver) Command(arg ...string) *exec.Cmd {
 	cmd := exec.Command(getNodeExecutable(d.options.DriverDirectory), append([]string{getDriverCliJs(d.options.DriverDirectory)}, arg...)...)
 	cmd.SysProcAttr = defaultSysProcAttr
+	if len(d.options.Env) > 0 {
+		cmd.Env = append(os.Environ(), d.options.Env...)
+	}
 	return cmd
 }
 
@@ -249,6 +252,9 @@ type RunOptions struct {
 	Logger   *slog.Logger
 	// DryRun does not install browser/dependencies. It will only print information.
 	DryRun bool
+	// Env is added to this process's environment for the driver (surf's
+	// patch: the sandbox gives the driver a temp dir of its own).
+	Env []string
 }
 
 // Install does download the driver and the browsers.
