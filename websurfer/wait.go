@@ -45,7 +45,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before navMark) bool {
 	// without starting a navigation has: see reacted.
 	rctx, stopReact := context.WithCancel(ctx)
 	react := s.reacted(rctx, t, settleStart)
-	waitWhile(ctx, start.Add(settleStart), func() bool {
+	waitWhileOr(ctx, start.Add(settleStart), react, func() bool {
 		return t.nav.Load() == before.pw && t.rnav.Load() == before.r && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav() && !closed(react)
 	})
 	stopReact()
@@ -161,10 +161,23 @@ func closed(c <-chan struct{}) bool {
 
 // waitWhile polls cond until it is false, ctx ends or by passes.
 func waitWhile(ctx context.Context, by time.Time, cond func() bool) {
+	waitWhileOr(ctx, by, nil, cond)
+}
+
+// waitWhileOr is waitWhile that also looks at cond as soon as wake is
+// closed, instead of at the next poll.
+func waitWhileOr(ctx context.Context, by time.Time, wake <-chan struct{}, cond func() bool) {
 	for time.Now().Before(by) && cond() {
-		if !sleepCtx(ctx, pollEvery) {
+		t := time.NewTimer(pollEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return
+		case <-wake:
+			wake = nil // closed: polled from now on
+		case <-t.C:
 		}
+		t.Stop()
 	}
 }
 
