@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surfkit/surf/internal/bounded"
+	"github.com/surfkit/surf/internal/cdpmux"
 	"github.com/surfkit/surf/policy"
 	"github.com/surfkit/surf/third_party/playwright-go"
 )
@@ -612,9 +613,30 @@ func jsonString(v any) (string, error) {
 var ErrNoDevTools = errors.New("sandbox: no direct DevTools channel (remote browser)")
 
 // DevToolsSession is a DevTools session of surf's own. Call returns a
-// command's result as raw JSON.
+// command's result as raw JSON. Send writes a command and returns without
+// its reply, so that commands sent one after another run in that order
+// while their replies are awaited together.
 type DevToolsSession interface {
 	Call(ctx context.Context, method string, params any) ([]byte, error)
+	Send(ctx context.Context, method string, params any) (DevToolsReply, error)
+}
+
+// DevToolsReply is the reply to a command sent with DevToolsSession.Send.
+// Wait returns the command's result as raw JSON; a context that ends
+// first abandons it.
+type DevToolsReply interface {
+	Wait(ctx context.Context) ([]byte, error)
+}
+
+// devToolsSession is a DevToolsSession on the sandbox's relay.
+type devToolsSession struct{ *cdpmux.Session }
+
+func (d devToolsSession) Send(ctx context.Context, method string, params any) (DevToolsReply, error) {
+	r, err := d.Session.Send(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // DevTools opens a DevTools session of surf's own on the target cs is
@@ -640,5 +662,9 @@ func (s *Session) DevTools(ctx context.Context, cs playwright.CDPSession) (DevTo
 	if id == "" {
 		return nil, errors.New("sandbox: finding the target: no target id")
 	}
-	return s.sb.relay.Attach(ctx, id)
+	d, err := s.sb.relay.Attach(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return devToolsSession{d}, nil
 }

@@ -138,6 +138,26 @@ func (c *cdpSession) read(ctx context.Context, method string, params, result any
 // callDirect is Call on the direct session.
 func (c *cdpSession) callDirect(ctx context.Context, method string, params, result any) error {
 	raw, err := c.direct.Call(ctx, method, params)
+	return directResult(ctx, method, raw, err, result)
+}
+
+// sendDirect writes a command to the direct session, which must be there,
+// and returns without its reply: commands sent one after another run in
+// that order in the renderer. wait decodes the reply into result.
+func (c *cdpSession) sendDirect(ctx context.Context, method string, params any) (wait func(ctx context.Context, result any) error, err error) {
+	r, err := c.direct.Send(ctx, method, params)
+	if err != nil {
+		return nil, directResult(ctx, method, nil, err, nil)
+	}
+	return func(ctx context.Context, result any) error {
+		raw, err := r.Wait(ctx)
+		return directResult(ctx, method, raw, err, result)
+	}, nil
+}
+
+// directResult decodes a direct session's reply to method (raw, err) into
+// result.
+func directResult(ctx context.Context, method string, raw []byte, err error, result any) error {
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("%s: %w", method, ctxErr)

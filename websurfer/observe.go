@@ -271,8 +271,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		go s.takeShot(ctx, t, shotc)
 	}
 	// The watch (see unchanged.go), read before the page is.
+	watch := func() pageWatch { return pageWatch{} }
 	if !t.outOfProcess() {
-		obs.watch = s.readWatch(ctx, t)
+		watch = s.sendWatch(ctx, t)
 	}
 
 	t0 := time.Now()
@@ -282,6 +283,7 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 		<-shotc
 		return nil, err
 	}
+	obs.watch = watch()
 	tp0 := time.Now()
 	defer func() { obs.Timing.Parse = time.Since(tp0) - obs.Timing.AX - obs.Timing.Text }()
 	p, err := perception.Perceive(c)

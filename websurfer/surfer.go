@@ -207,6 +207,7 @@ type tab struct {
 	opener   *tab
 	state    tabState
 	world    isolatedWorld
+	watchAt  watchWorld // where its watch was last read (observations only)
 
 	fmu    sync.Mutex
 	frames map[playwright.Frame]*oopif // out-of-process frames (nil value: in-process)

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 )
 
 // An unchanged page, observed again. Observing reads the whole page and
@@ -109,12 +112,71 @@ var watchRead = fmt.Sprintf("(() => { const w = %s; w.state = %s(w.changes); ret
 // the snapshot, whose tens of milliseconds it waited for, and a change in
 // between was counted as seen.)
 func (s *Surfer) readWatch(ctx context.Context, t *tab) pageWatch {
+	rnav := t.rnav.Load()
 	var w pageWatch
-	if err := t.evaluateRead(ctx, t.sess, watchRead, &w); err != nil {
+	dw, err := t.evaluateIn(ctx, t.sess, t.sess.read, watchRead, &w)
+	if err != nil {
+		t.watchAt = watchWorld{}
 		return pageWatch{}
 	}
+	t.watchAt = watchWorld{dw: dw, rnav: rnav}
 	w.ok = true
 	return w
+}
+
+// watchWorld is the world the watch of a tab was last read in, and the
+// renderer's count of the tab's navigations before that read.
+type watchWorld struct {
+	dw   docWorld
+	rnav int64
+}
+
+// sendWatch starts reading tab t's watch, as readWatch does, and returns
+// a function that waits for it. When the watch was last read in the same
+// document's world (by the renderer's count of navigations, which surf may
+// learn late), the script is only sent, ahead of the page's snapshot that
+// the caller sends next: the renderer runs them in that order, and the
+// watch's round trip is no longer waited for before the snapshot. The
+// frame tree sent first tells whether the document is still the one the
+// world was made for; if it is not, the watch counts as not read (the
+// next observation reads it anew, the slow way). Otherwise, and without
+// a direct session, the watch is read at once.
+func (s *Surfer) sendWatch(ctx context.Context, t *tab) (wait func() pageWatch) {
+	at := t.watchAt
+	if t.sess.direct == nil || at.dw.id == 0 || at.rnav != t.rnav.Load() {
+		w := s.readWatch(ctx, t)
+		return func() pageWatch { return w }
+	}
+	fail := func() pageWatch {
+		t.watchAt = watchWorld{}
+		return pageWatch{}
+	}
+	treeWait, err := t.sess.sendDirect(ctx, page.CommandGetFrameTree, nil)
+	if err != nil {
+		return fail
+	}
+	evalWait, err := t.sess.sendDirect(ctx, runtime.CommandEvaluate, evalParams(at.dw.id, watchRead))
+	if err != nil {
+		return fail
+	}
+	return func() pageWatch {
+		var tree page.GetFrameTreeResult
+		var res runtime.EvaluateResult
+		treeErr := treeWait(ctx, &tree)
+		evalErr := evalWait(ctx, &res)
+		if treeErr != nil || evalErr != nil || tree.FrameTree == nil || tree.FrameTree.Frame == nil || string(tree.FrameTree.Frame.LoaderID) != at.dw.loader {
+			if evalErr != nil && contextGone(evalErr) {
+				t.world.forget(t.sess, "")
+			}
+			return fail()
+		}
+		var w pageWatch
+		if err := decodeRemote(res.Result, res.ExceptionDetails, &w); err != nil {
+			return fail()
+		}
+		w.ok = true
+		return w
+	}
 }
 
 // readState returns the page's state now; "" if it must be read anew or

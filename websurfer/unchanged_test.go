@@ -167,6 +167,42 @@ func TestObserveUnchangedPageAgain(t *testing.T) {
 		}
 	})
 
+	// Once the watch was read in a document's world, the next observation
+	// only sends its script ahead of the snapshot; a new document the
+	// renderer's count has not shown yet is found by its frame tree, and
+	// its watch counts as not read, so nothing is handed out again.
+	t.Run("read ahead", func(t *testing.T) {
+		s, first := fresh(t, "")
+		tb := s.tabs[s.active]
+		at := tb.watchAt
+		if at.dw.id == 0 || !first.watch.ok {
+			t.Fatal("the first observation kept no world for its watch")
+		}
+		o, err := s.ObserveFresh(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !o.watch.ok || tb.watchAt != at {
+			t.Fatalf("the watch read ahead: ok %v, world %+v, want %+v", o.watch.ok, tb.watchAt, at)
+		}
+		if o2 := observe(t, s); !o2.Again {
+			t.Error("the page unchanged since a watch read ahead was read again")
+		}
+		// A new document, as if its commit were still on its way to surf.
+		gotoPage(t, s, sites.A+"/unchanged?other")
+		tb.watchAt.rnav = tb.rnav.Load()
+		o, err = s.ObserveFresh(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.watch.ok || tb.watchAt.dw.id != 0 {
+			t.Fatalf("the old document's watch was taken for the new one's (ok %v)", o.watch.ok)
+		}
+		if o2 := observe(t, s); o2.Again || !o2.watch.ok || tb.watchAt.dw.id == 0 || tb.watchAt.dw == at.dw {
+			t.Errorf("after a watch not read: again %v, ok %v, world %+v (old %+v)", o2.Again, o2.watch.ok, tb.watchAt.dw, at.dw)
+		}
+	})
+
 	// Pages that may change without the watch seeing it are always read.
 	for _, q := range []string{"?canvas", "?foreign", "?spin"} {
 		t.Run("never "+q, func(t *testing.T) {

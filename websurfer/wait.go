@@ -45,7 +45,7 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before navMark) bool {
 	// without starting a navigation has: see reacted.
 	rctx, stopReact := context.WithCancel(ctx)
 	react := s.reacted(rctx, t, settleStart)
-	waitWhile(ctx, start.Add(settleStart), func() bool {
+	waitWhileOr(ctx, start.Add(settleStart), react, func() bool {
 		return t.nav.Load() == before.pw && t.rnav.Load() == before.r && t.netIdle(0) && !s.hasPopups() && !s.windowOpening() && !s.downloading() && !t.pendingNav() && !closed(react)
 	})
 	stopReact()
@@ -97,12 +97,6 @@ func (s *Surfer) settle(ctx context.Context, t *tab, before navMark) bool {
 	return t.nav.Load() != before.pw || navigated
 }
 
-// reactGrace is how long surf still waits, once the page has reacted to
-// an action in itself and drawn a frame, for a request or a window the
-// reaction started to be reported (the browser's events reach surf by
-// another path than its scripts' results).
-const reactGrace = 20 * time.Millisecond
-
 // reactScript waits up to %[3]d ms for the page to react (see
 // watchScript) since the watch counted %[1]d reactions and %[2]d
 // navigations, then for the next animation frame; it returns "react",
@@ -123,11 +117,21 @@ const reactScript = `new Promise(res => {
 
 // reacted returns a channel closed once the page of tab t has reacted to
 // the action just taken in itself (a DOM change, a scroll, an input, a
-// toggle) with no navigation, has drawn a frame since and reactGrace has
-// passed: the start of the action's effects need not be waited for any
-// longer. It returns nil (never closed) when the page's watch has no count
-// to compare with (no observation of this document yet), and the channel
-// stays open if the page does not react within by or ctx ends.
+// toggle) with no navigation, and has drawn a frame since: the start of
+// the action's effects need not be waited for any longer. It returns nil
+// (never closed) when the page's watch has no count to compare with (no
+// observation of this document yet), and the channel stays open if the
+// page does not react within by or ctx ends.
+//
+// What the reaction started by then is known when the channel closes,
+// with no pause for its events to come: the script runs on the session
+// whose events count the tab's requests, navigations asked for and
+// windows opened (watchRenderer), and the renderer sends the events of a
+// session ahead of a reply that follows them, which Playwright's relay
+// passes on in order and whose Go client handles events as they come,
+// before the reply. (A pause of 20 ms stood here before that was
+// established; TestSettleSeesWhatAReactionStarts holds the order.) The
+// script must therefore stay on t.sess, not the direct session.
 func (s *Surfer) reacted(ctx context.Context, t *tab, by time.Duration) <-chan struct{} {
 	o := s.last
 	if o == nil || !o.watch.ok || o.tab != t || int(t.nav.Load()) != o.nav {
@@ -140,9 +144,7 @@ func (s *Surfer) reacted(ctx context.Context, t *tab, by time.Duration) <-chan s
 		if err := t.evaluate(ctx, t.sess, expr, &kind); err != nil || kind != "react" {
 			return
 		}
-		if sleepCtx(ctx, reactGrace) {
-			close(out)
-		}
+		close(out)
 	}()
 	return out
 }
@@ -159,10 +161,23 @@ func closed(c <-chan struct{}) bool {
 
 // waitWhile polls cond until it is false, ctx ends or by passes.
 func waitWhile(ctx context.Context, by time.Time, cond func() bool) {
+	waitWhileOr(ctx, by, nil, cond)
+}
+
+// waitWhileOr is waitWhile that also looks at cond as soon as wake is
+// closed, instead of at the next poll.
+func waitWhileOr(ctx context.Context, by time.Time, wake <-chan struct{}, cond func() bool) {
 	for time.Now().Before(by) && cond() {
-		if !sleepCtx(ctx, pollEvery) {
+		t := time.NewTimer(pollEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return
+		case <-wake:
+			wake = nil // closed: polled from now on
+		case <-t.C:
 		}
+		t.Stop()
 	}
 }
 

@@ -54,17 +54,23 @@ func (w *isolatedWorld) context(ctx context.Context, sess *cdpSession, frame str
 
 // contextVia is context, reading the frame tree with call.
 func (w *isolatedWorld) contextVia(ctx context.Context, sess *cdpSession, call callFunc, frame string) (runtime.ExecutionContextID, error) {
+	dw, err := w.worldVia(ctx, sess, call, frame)
+	return dw.id, err
+}
+
+// worldVia is contextVia, returning the world with its document.
+func (w *isolatedWorld) worldVia(ctx context.Context, sess *cdpSession, call callFunc, frame string) (docWorld, error) {
 	var tree page.GetFrameTreeResult
 	if err := call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
-		return 0, err
+		return docWorld{}, err
 	}
 	if tree.FrameTree == nil || tree.FrameTree.Frame == nil {
-		return 0, errors.New("the page has no main frame")
+		return docWorld{}, errors.New("the page has no main frame")
 	}
 	f := tree.FrameTree.Frame
 	if frame != "" {
 		if f = findFrame(tree.FrameTree, frame); f == nil {
-			return 0, errors.New("the element's frame is gone from the page")
+			return docWorld{}, errors.New("the element's frame is gone from the page")
 		}
 	}
 	k := worldKey{sess, string(f.ID)}
@@ -72,20 +78,21 @@ func (w *isolatedWorld) contextVia(ctx context.Context, sess *cdpSession, call c
 	cur, ok := w.ids[k]
 	w.mu.Unlock()
 	if ok && cur.loader == string(f.LoaderID) {
-		return cur.id, nil
+		return cur, nil
 	}
 	no := false
 	res, err := cdp.Call(ctx, sess, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: f.ID, WorldName: worldName, GrantUniveralAccess: &no})
 	if err != nil {
-		return 0, fmt.Errorf("creating surf's script world: %w", err)
+		return docWorld{}, fmt.Errorf("creating surf's script world: %w", err)
 	}
+	dw := docWorld{loader: string(f.LoaderID), id: res.ExecutionContextID}
 	w.mu.Lock()
 	if w.ids == nil {
 		w.ids = map[worldKey]docWorld{}
 	}
-	w.ids[k] = docWorld{loader: string(f.LoaderID), id: res.ExecutionContextID}
+	w.ids[k] = dw
 	w.mu.Unlock()
-	return res.ExecutionContextID, nil
+	return dw, nil
 }
 
 // findFrame finds a frame by id in a frame tree.
@@ -135,23 +142,35 @@ func (t *tab) evaluateRead(ctx context.Context, sess *cdpSession, expr string, o
 
 // evaluateVia is evaluate, sending its commands with call.
 func (t *tab) evaluateVia(ctx context.Context, sess *cdpSession, call callFunc, expr string, out any) error {
+	_, err := t.evaluateIn(ctx, sess, call, expr, out)
+	return err
+}
+
+// evaluateIn is evaluateVia, returning the world the expression ran in.
+func (t *tab) evaluateIn(ctx context.Context, sess *cdpSession, call callFunc, expr string, out any) (docWorld, error) {
 	for attempt := 0; ; attempt++ {
-		id, err := t.world.contextVia(ctx, sess, call, "")
+		dw, err := t.world.worldVia(ctx, sess, call, "")
 		if err != nil {
-			return err
+			return docWorld{}, err
 		}
-		yes := true
 		var res runtime.EvaluateResult
-		err = call(ctx, runtime.CommandEvaluate, runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes}, &res)
+		err = call(ctx, runtime.CommandEvaluate, evalParams(dw.id, expr), &res)
 		if err != nil {
 			if attempt == 0 && contextGone(err) {
 				t.world.forget(sess, "")
 				continue
 			}
-			return err
+			return docWorld{}, err
 		}
-		return decodeRemote(res.Result, res.ExceptionDetails, out)
+		return dw, decodeRemote(res.Result, res.ExceptionDetails, out)
 	}
+}
+
+// evalParams runs expr in a context and returns its value as JSON, once
+// the promise it may return settled.
+func evalParams(id runtime.ExecutionContextID, expr string) runtime.EvaluateParams {
+	yes := true
+	return runtime.EvaluateParams{Expression: expr, ContextID: id, ReturnByValue: &yes, AwaitPromise: &yes}
 }
 
 // callOn runs a function with a DOM node as `this`, in the isolated world

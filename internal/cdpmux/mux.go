@@ -233,6 +233,28 @@ func (m *Mux) Close() {
 // returns its result as raw JSON. A context that ends first abandons the
 // reply.
 func (m *Mux) Call(ctx context.Context, session, method string, params any) ([]byte, error) {
+	r, err := m.Send(ctx, session, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return r.Wait(ctx)
+}
+
+// Reply is a command sent to the browser whose reply is still to come.
+type Reply struct {
+	m      *Mux
+	id     int64
+	method string
+	ch     chan []byte
+}
+
+// Send sends a command on a session ("" for the browser itself) and
+// returns once it is written to the browser's pipe, without waiting for
+// the reply: commands sent one after another reach the browser in that
+// order, and a renderer runs those of one session in the order they
+// came. Wait for the reply with Reply.Wait; one never waited for is
+// dropped as it comes.
+func (m *Mux) Send(ctx context.Context, session, method string, params any) (*Reply, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -262,37 +284,45 @@ func (m *Mux) Call(ctx context.Context, session, method string, params any) ([]b
 	}
 	b.WriteString("}\x00")
 
-	ch := make(chan []byte, 1)
+	r := &Reply{m: m, id: id, method: method, ch: make(chan []byte, 1)}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return nil, ErrClosed
 	}
-	m.pending[id] = ch
+	m.pending[id] = r.ch
 	m.mu.Unlock()
-	forget := func() {
-		m.mu.Lock()
-		delete(m.pending, id)
-		m.mu.Unlock()
-	}
 
 	m.wmu.Lock()
 	_, err := m.toBrowser.Write(b.Bytes())
 	m.wmu.Unlock()
 	if err != nil {
-		forget()
+		r.forget()
 		return nil, fmt.Errorf("%s: %w (%v)", method, ErrClosed, err)
 	}
+	return r, nil
+}
+
+// Wait returns the command's result as raw JSON. A context that ends
+// first abandons the reply; Wait must not be called again after it
+// returned.
+func (r *Reply) Wait(ctx context.Context) ([]byte, error) {
 	select {
-	case msg := <-ch:
-		return result(method, msg)
+	case msg := <-r.ch:
+		return result(r.method, msg)
 	case <-ctx.Done():
-		forget()
-		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
-	case <-m.done:
-		forget()
-		return nil, fmt.Errorf("%s: %w", method, ErrClosed)
+		r.forget()
+		return nil, fmt.Errorf("%s: %w", r.method, ctx.Err())
+	case <-r.m.done:
+		r.forget()
+		return nil, fmt.Errorf("%s: %w", r.method, ErrClosed)
 	}
+}
+
+func (r *Reply) forget() {
+	r.m.mu.Lock()
+	delete(r.m.pending, r.id)
+	r.m.mu.Unlock()
 }
 
 // result takes the result out of a reply: without a second parse when it
@@ -338,6 +368,12 @@ type Session struct {
 // Call sends a command on the session and returns its result as raw JSON.
 func (s *Session) Call(ctx context.Context, method string, params any) ([]byte, error) {
 	return s.m.Call(ctx, s.id, method, params)
+}
+
+// Send sends a command on the session without waiting for its reply (see
+// Mux.Send).
+func (s *Session) Send(ctx context.Context, method string, params any) (*Reply, error) {
+	return s.m.Send(ctx, s.id, method, params)
 }
 
 // ID is the session's DevTools id.

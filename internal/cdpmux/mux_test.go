@@ -216,6 +216,85 @@ func TestCallGetsItsReplyAndTheDriverDoesNot(t *testing.T) {
 	}
 }
 
+// Commands sent without waiting reach the browser in the order sent, and
+// each reply goes to its own command whatever order the replies come in.
+func TestSendKeepsOrderAndMatchesReplies(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	type sent struct {
+		rep *Reply
+		err error
+	}
+	sends := make(chan sent, 3)
+	go func() {
+		for _, m := range []string{"Page.getFrameTree", "Runtime.evaluate", "DOMSnapshot.captureSnapshot"} {
+			rep, err := r.m.Send(ctx, "S", m, nil)
+			sends <- sent{rep, err}
+		}
+	}()
+	var ids []int64
+	for _, want := range []string{"Page.getFrameTree", "Runtime.evaluate", "DOMSnapshot.captureSnapshot"} {
+		msg := next(t, r.browserR)
+		var cmd struct {
+			ID     int64  `json:"id"`
+			Method string `json:"method"`
+		}
+		if err := jsonv2.Unmarshal([]byte(msg), &cmd); err != nil {
+			t.Fatal(err)
+		}
+		if cmd.Method != want {
+			t.Fatalf("the browser got %s, want %s next", cmd.Method, want)
+		}
+		ids = append(ids, cmd.ID)
+	}
+	var reps []*Reply
+	for range 3 {
+		s := <-sends
+		if s.err != nil {
+			t.Fatal(s.err)
+		}
+		reps = append(reps, s.rep)
+	}
+	// The replies come last first.
+	go write(t, r.browserW,
+		fmt.Sprintf(`{"id":%d,"result":{"n":3},"sessionId":"S"}`, ids[2]),
+		fmt.Sprintf(`{"id":%d,"error":{"code":-32000,"message":"Cannot find context with specified id"},"sessionId":"S"}`, ids[1]),
+		fmt.Sprintf(`{"id":%d,"result":{"n":1},"sessionId":"S"}`, ids[0]))
+	if raw, err := reps[0].Wait(ctx); err != nil || string(raw) != `{"n":1}` {
+		t.Fatalf("first reply %s, %v", raw, err)
+	}
+	var ce *Error
+	if _, err := reps[1].Wait(ctx); !errors.As(err, &ce) || ce.Method != "Runtime.evaluate" {
+		t.Fatalf("second reply: %v, want the browser's error for Runtime.evaluate", err)
+	}
+	if raw, err := reps[2].Wait(ctx); err != nil || string(raw) != `{"n":3}` {
+		t.Fatalf("third reply %s, %v", raw, err)
+	}
+	// A reply nobody waits for is dropped, not handed to the driver, and
+	// forgotten.
+	go func() {
+		if _, err := r.m.Send(ctx, "S", "Page.getLayoutMetrics", nil); err != nil {
+			t.Error(err)
+		}
+	}()
+	var cmd struct {
+		ID int64 `json:"id"`
+	}
+	if err := jsonv2.Unmarshal([]byte(next(t, r.browserR)), &cmd); err != nil {
+		t.Fatal(err)
+	}
+	go write(t, r.browserW, fmt.Sprintf(`{"id":%d,"result":{}}`, cmd.ID), `{"id":3,"result":{}}`)
+	if got := r.driverGot(t); got != `{"id":3,"result":{}}` {
+		t.Fatalf("the driver got %q", got)
+	}
+	r.m.mu.Lock()
+	left := len(r.m.pending)
+	r.m.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d replies still awaited", left)
+	}
+}
+
 func TestCallGivesUpWithItsContext(t *testing.T) {
 	r := newRig(t)
 	ids := make(chan int64, 1)
