@@ -517,16 +517,12 @@ func (s *Sandbox) proxyURL(port int) string {
 // Policy is the sandbox's policy; sessions enforce it or a narrowing of it.
 func (s *Sandbox) Policy() *policy.Policy { return s.pol }
 
-// launch starts the local Chromium through surf's launcher.
+// launch starts the local Chromium through surf's launcher, in the
+// sandbox's temp dir (s.tmp, which start made before the driver).
 func (s *Sandbox) launch(chromium string, timeout float64) error {
 	self, err := selfExecutable()
 	if err != nil {
 		return err
-	}
-	if s.tmp == "" {
-		if s.tmp, err = os.MkdirTemp("", tempPrefix()); err != nil {
-			return fmt.Errorf("creating the sandbox's temp dir: %w", err)
-		}
 	}
 	home := filepath.Join(s.tmp, "home")
 	downloads := filepath.Join(s.tmp, "artifacts")

@@ -578,9 +578,7 @@ func (s *Surfer) Input(ctx context.Context, e InputEvent) error {
 	red := s.red.Load()
 	sess := sh.t.sess
 	if sess.frames != nil {
-		// Frames on demand: the browser answers a wheel event once a
-		// frame has handled it, and nobody may be watching to draw one.
-		defer s.HoldFrames()()
+		defer s.HoldFrames()() // see above: frames on demand
 	}
 	s.inputs.Add(1)
 	mods := int64(e.Modifiers)

@@ -49,16 +49,12 @@ const worldName = "surf"
 // a session, creating it when needed. frame "" means the session's main
 // frame.
 func (w *isolatedWorld) context(ctx context.Context, sess *cdpSession, frame string) (runtime.ExecutionContextID, error) {
-	return w.contextVia(ctx, sess, sess.Call, frame)
-}
-
-// contextVia is context, reading the frame tree with call.
-func (w *isolatedWorld) contextVia(ctx context.Context, sess *cdpSession, call callFunc, frame string) (runtime.ExecutionContextID, error) {
-	dw, err := w.worldVia(ctx, sess, call, frame)
+	dw, err := w.worldVia(ctx, sess, sess.Call, frame)
 	return dw.id, err
 }
 
-// worldVia is contextVia, returning the world with its document.
+// worldVia is context, reading the frame tree with call and returning the
+// world with its document.
 func (w *isolatedWorld) worldVia(ctx context.Context, sess *cdpSession, call callFunc, frame string) (docWorld, error) {
 	var tree page.GetFrameTreeResult
 	if err := call(ctx, page.CommandGetFrameTree, nil, &tree); err != nil {
@@ -129,7 +125,8 @@ func (w *isolatedWorld) forget(sess *cdpSession, frame string) {
 // evaluate runs an expression in the isolated world of a session's main
 // frame and decodes its JSON value into out (which may be nil).
 func (t *tab) evaluate(ctx context.Context, sess *cdpSession, expr string, out any) error {
-	return t.evaluateVia(ctx, sess, sess.Call, expr, out)
+	_, err := t.evaluateIn(ctx, sess, sess.Call, expr, out)
+	return err
 }
 
 // evaluateRead is evaluate for a script that only reads the page (and
@@ -137,16 +134,12 @@ func (t *tab) evaluate(ctx context.Context, sess *cdpSession, expr string, out a
 // over the direct session when there is one, ahead of anything queued on
 // Playwright's relay.
 func (t *tab) evaluateRead(ctx context.Context, sess *cdpSession, expr string, out any) error {
-	return t.evaluateVia(ctx, sess, sess.read, expr, out)
-}
-
-// evaluateVia is evaluate, sending its commands with call.
-func (t *tab) evaluateVia(ctx context.Context, sess *cdpSession, call callFunc, expr string, out any) error {
-	_, err := t.evaluateIn(ctx, sess, call, expr, out)
+	_, err := t.evaluateIn(ctx, sess, sess.read, expr, out)
 	return err
 }
 
-// evaluateIn is evaluateVia, returning the world the expression ran in.
+// evaluateIn is evaluate, sending its commands with call and returning
+// the world the expression ran in.
 func (t *tab) evaluateIn(ctx context.Context, sess *cdpSession, call callFunc, expr string, out any) (docWorld, error) {
 	for attempt := 0; ; attempt++ {
 		dw, err := t.world.worldVia(ctx, sess, call, "")
