@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
@@ -38,8 +40,9 @@ func sessOf(fs *frameSnap) *cdpSession {
 
 // capturePage reads the active tab for an observation: its layout metrics
 // and DOM snapshot, those of its out-of-process frames, and where its
-// iframe elements show their documents.
-func (s *Surfer) capturePage(ctx context.Context, t *tab) (*perception.Capture, error) {
+// iframe elements show their documents. The accessibility reads of ahead
+// are sent right behind the page's snapshot.
+func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perception.Capture, error) {
 	frames := s.outOfProcessFrames(ctx, t)
 	var (
 		wg      sync.WaitGroup
@@ -53,10 +56,19 @@ func (s *Surfer) capturePage(ctx context.Context, t *tab) (*perception.Capture, 
 		defer wg.Done()
 		mErr = t.sess.Call(ctx, page.CommandGetLayoutMetrics, nil, &metrics)
 	}()
-	go func() {
-		defer wg.Done()
-		mainRes, mainErr = captureSnapshot(ctx, t.sess)
-	}()
+	if t.sess.direct != nil {
+		wait := sendSnapshot(ctx, t.sess)
+		ahead.send(ctx, t)
+		go func() {
+			defer wg.Done()
+			mainRes, mainErr = wait()
+		}()
+	} else {
+		go func() {
+			defer wg.Done()
+			mainRes, mainErr = captureSnapshot(ctx, t.sess)
+		}()
+	}
 	reads := make([]*frameRead, len(frames))
 	for i, o := range frames {
 		reads[i] = &frameRead{o: o}
@@ -134,7 +146,7 @@ func (s *Surfer) frameOwner(ctx context.Context, t *tab, c *perception.Capture, 
 // fetchAX reads the accessibility data of the elements perception picks
 // (perception.AXTargets), each frame's on its own session, sets it, and
 // returns the nodes read by session.
-func fetchAX(ctx context.Context, p *perception.Page) map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node {
+func fetchAX(ctx context.Context, p *perception.Page, ahead *axAhead) map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node {
 	wanted := perception.AXTargets(p)
 	bySess := map[*cdpSession][]cdp.BackendNodeID{}
 	for _, c := range wanted {
@@ -142,12 +154,16 @@ func fetchAX(ctx context.Context, p *perception.Page) map[*cdpSession]map[cdp.Ba
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var used *atomic.Int32
+	if ahead != nil {
+		used = &ahead.used
+	}
 	ax := map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node{}
 	for sess, ids := range bySess {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := fetchAXNodes(ctx, sess, ids)
+			m := fetchAXNodes(ctx, sess, ids, ahead.sentOn(sess), used)
 			mu.Lock()
 			ax[sess] = m
 			mu.Unlock()
@@ -157,6 +173,9 @@ func fetchAX(ctx context.Context, p *perception.Page) map[*cdpSession]map[cdp.Ba
 	for _, c := range wanted {
 		c.SetAX(ax[sessOf(c.Frame)][c.Node.Backend()])
 	}
+	if ahead != nil {
+		ahead.keep(bySess[ahead.sess])
+	}
 	return ax
 }
 
@@ -164,8 +183,9 @@ func fetchAX(ctx context.Context, p *perception.Page) map[*cdpSession]map[cdp.Ba
 const axConcurrency = 24
 
 // fetchAXNodes asks Chromium for the accessibility node of each backend node,
-// concurrently. Nodes that vanished in the meantime are left out.
-func fetchAXNodes(ctx context.Context, sess *cdpSession, ids []cdp.BackendNodeID) map[cdp.BackendNodeID]*accessibility.Node {
+// concurrently; those already asked for (sent) are read from their
+// replies. Nodes that vanished in the meantime are left out.
+func fetchAXNodes(ctx context.Context, sess *cdpSession, ids []cdp.BackendNodeID, sent map[cdp.BackendNodeID]axReply, used *atomic.Int32) map[cdp.BackendNodeID]*accessibility.Node {
 	out := make(map[cdp.BackendNodeID]*accessibility.Node, len(ids))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -173,11 +193,21 @@ func fetchAXNodes(ctx context.Context, sess *cdpSession, ids []cdp.BackendNodeID
 	no := false
 	for _, id := range ids {
 		wg.Add(1)
-		sem <- struct{}{}
+		reply, ok := sent[id]
+		if !ok {
+			sem <- struct{}{}
+		}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			res, err := cdp.Call(ctx, sess, accessibility.GetPartialAXTree, accessibility.GetPartialAXTreeParams{BackendNodeID: id, FetchRelatives: &no})
+			var res accessibility.GetPartialAXTreeResult
+			var err error
+			if ok {
+				err = reply(ctx, &res)
+				used.Add(1)
+			} else {
+				defer func() { <-sem }()
+				res, err = cdp.Call(ctx, sess, accessibility.GetPartialAXTree, accessibility.GetPartialAXTreeParams{BackendNodeID: id, FetchRelatives: &no})
+			}
 			if err != nil {
 				return
 			}
@@ -193,6 +223,75 @@ func fetchAXNodes(ctx context.Context, sess *cdpSession, ids []cdp.BackendNodeID
 	}
 	wg.Wait()
 	return out
+}
+
+// axReply waits for the reply to an accessibility read sent ahead.
+type axReply func(ctx context.Context, result any) error
+
+// maxAXAhead bounds the accessibility reads sent ahead of an observation.
+const maxAXAhead = 96
+
+// axAhead is an observation's accessibility reads sent before it knows
+// which elements it lists: right behind the page's DOM snapshot, on the
+// direct session, for the elements the tab's last observation of the same
+// document read, which the next one mostly reads again (a page observed
+// after typing, a click that opens a menu, or unchanged). The renderer
+// answers them while surf decodes the snapshot instead of after, and runs
+// them after the snapshot, so what they say is no older than the
+// snapshot, as when they are sent later. Those the observation then
+// wants are read from their replies, the others it asks for as before,
+// and the replies nobody wants are dropped as they come.
+type axAhead struct {
+	sess    *cdpSession // the tab's own session
+	rnav    int64       // the tab's rnav when the observation began
+	replies map[cdp.BackendNodeID]axReply
+	t       *tab
+	used    atomic.Int32 // the replies read
+}
+
+// axSeen is what a tab's last observation read of the accessibility tree:
+// the nodes it asked for on the tab's own session, and the tab's rnav
+// then (a navigation makes them another document's).
+type axSeen struct {
+	rnav int64
+	ids  []cdp.BackendNodeID
+}
+
+// newAXAhead starts an observation's accessibility reads of tab t.
+func newAXAhead(t *tab) *axAhead {
+	return &axAhead{sess: t.sess, rnav: t.rnav.Load(), t: t}
+}
+
+// send sends the reads of the nodes the tab's last observation of the same
+// document asked for; it is called right after the snapshot is sent.
+func (a *axAhead) send(ctx context.Context, t *tab) {
+	seen := t.axSeen
+	if a == nil || t.sess.direct == nil || len(seen.ids) == 0 || seen.rnav != a.rnav {
+		return
+	}
+	no := false
+	a.replies = make(map[cdp.BackendNodeID]axReply, len(seen.ids))
+	for _, id := range seen.ids {
+		wait, err := t.sess.sendDirect(ctx, accessibility.CommandGetPartialAXTree, accessibility.GetPartialAXTreeParams{BackendNodeID: id, FetchRelatives: &no})
+		if err != nil {
+			return // the others are asked for when wanted
+		}
+		a.replies[id] = wait
+	}
+}
+
+// sentOn returns the reads sent ahead on sess.
+func (a *axAhead) sentOn(sess *cdpSession) map[cdp.BackendNodeID]axReply {
+	if a == nil || sess != a.sess {
+		return nil
+	}
+	return a.replies
+}
+
+// keep records the nodes read on the tab's own session, for the next
+// observation to send ahead.
+func (a *axAhead) keep(ids []cdp.BackendNodeID) {
+	a.t.axSeen = axSeen{rnav: a.rnav, ids: slices.Clone(ids[:min(len(ids), maxAXAhead)])}
 }
 
 // outOfProcessFrames returns the tab's live out-of-process frames, with a

@@ -56,11 +56,22 @@ type killOnRead struct {
 }
 
 func (k *killOnRead) Call(ctx context.Context, method string, params any) ([]byte, error) {
+	k.killBefore(method)
+	return k.DevToolsSession.Call(ctx, method, params)
+}
+
+// Send is where the page's snapshot goes: it is sent without waiting, with
+// the accessibility reads behind it (see axAhead).
+func (k *killOnRead) Send(ctx context.Context, method string, params any) (sandbox.DevToolsReply, error) {
+	k.killBefore(method)
+	return k.DevToolsSession.Send(ctx, method, params)
+}
+
+func (k *killOnRead) killBefore(method string) {
 	if method == "DOMSnapshot.captureSnapshot" && k.armed.CompareAndSwap(true, false) {
 		k.kill()
 		time.Sleep(200 * time.Millisecond) // the browser is gone before the command is sent
 	}
-	return k.DevToolsSession.Call(ctx, method, params)
 }
 
 // TestRunRecoversFromKilledBrowser kills the browser (SIGKILL, by pid) at

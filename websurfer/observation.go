@@ -66,6 +66,9 @@ type Observation struct {
 	// acts the surfer's action count then (see unchanged.go).
 	watch pageWatch
 	acts  int
+	// axSent counts the accessibility reads sent ahead of knowing what
+	// it lists, and axAhead those it took its data from (see axAhead).
+	axSent, axAhead int
 }
 
 // Timing is how long an observation's phases took. The screenshot is

@@ -116,16 +116,34 @@ func captureJPEG(ctx context.Context, sess *cdpSession, quality int) ([]byte, er
 }
 
 func captureSnapshot(ctx context.Context, sess *cdpSession) (*domsnapshot.CaptureSnapshotResult, error) {
-	yes := true
 	var res snapshotResult
-	err := sess.Call(ctx, domsnapshot.CommandCaptureSnapshot, domsnapshot.CaptureSnapshotParams{
-		ComputedStyles:    perception.SnapshotStyles,
-		IncludePaintOrder: &yes,
-	}, &res)
-	if err != nil {
+	if err := sess.Call(ctx, domsnapshot.CommandCaptureSnapshot, snapshotParams(), &res); err != nil {
 		return nil, fmt.Errorf("reading the page: %w", err)
 	}
 	return &res.CaptureSnapshotResult, nil
+}
+
+// sendSnapshot writes the DOM snapshot's command to sess's direct session,
+// which must be there, and returns without its reply: what is sent next
+// runs after it in the renderer. wait reads the snapshot.
+func sendSnapshot(ctx context.Context, sess *cdpSession) (wait func() (*domsnapshot.CaptureSnapshotResult, error)) {
+	reply, err := sess.sendDirect(ctx, domsnapshot.CommandCaptureSnapshot, snapshotParams())
+	return func() (*domsnapshot.CaptureSnapshotResult, error) {
+		var res snapshotResult
+		if err == nil {
+			err = reply(ctx, &res)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the page: %w", err)
+		}
+		return &res.CaptureSnapshotResult, nil
+	}
+}
+
+// snapshotParams asks for what perception reads of a page.
+func snapshotParams() domsnapshot.CaptureSnapshotParams {
+	yes := true
+	return domsnapshot.CaptureSnapshotParams{ComputedStyles: perception.SnapshotStyles, IncludePaintOrder: &yes}
 }
 
 // shotPatience is how long a screenshot may take before it is asked for
@@ -277,7 +295,8 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	}
 
 	t0 := time.Now()
-	c, err := s.capturePage(ctx, t)
+	ahead := newAXAhead(t)
+	c, err := s.capturePage(ctx, t, ahead)
 	obs.Timing.Snapshot = time.Since(t0)
 	if err != nil {
 		<-shotc
@@ -298,8 +317,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 
 	// Chromium's accessibility tree, for the elements surf may list.
 	t0 = time.Now()
-	ax := fetchAX(ctx, p)
+	ax := fetchAX(ctx, p, ahead)
 	obs.Timing.AX = time.Since(t0)
+	obs.axSent, obs.axAhead = len(ahead.replies), int(ahead.used.Load())
 	if err := ctx.Err(); err != nil {
 		<-imgc
 		return nil, err

@@ -208,6 +208,7 @@ type tab struct {
 	state    tabState
 	world    isolatedWorld
 	watchAt  watchWorld // where its watch was last read (observations only)
+	axSeen   axSeen     // the accessibility nodes its last observation read (observations only)
 
 	fmu    sync.Mutex
 	frames map[playwright.Frame]*oopif // out-of-process frames (nil value: in-process)

@@ -5,7 +5,10 @@
 // pixels, lets the caller decode, draw on and re-encode only the blocks it
 // touches, and writes the JPEG back. Drawing numbered marks on a screenshot this way
 // costs a fraction of a full decode and encode, and the blocks not drawn on
-// keep their exact bits (no second round of compression loss).
+// keep their exact coefficients (no second round of compression loss).
+// Where the source's Huffman tables can code the blocks drawn on (the
+// standard tables always can; the optimized ones Chromium writes seldom
+// do), the others keep their exact bits too: Encode copies them.
 //
 // It handles what browsers write for screenshots: baseline (and extended)
 // sequential Huffman JPEGs with 8-bit samples, one (grey) or three (YCbCr)
@@ -15,14 +18,10 @@
 package jpegpatch
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
-	"io"
-	"runtime"
-	"sync"
 )
 
 // ErrUnsupported is returned for JPEGs this package does not edit
@@ -60,6 +59,26 @@ type Image struct {
 	ri     int // restart interval in MCUs, 0 if none
 	pix    *image.YCbCr
 	doneMC []bool // MCUs whose pixels are decoded
+	src    source // the scan as read, for Encode to copy from
+	mod    []bool // MCUs whose coefficients Update changed
+}
+
+// source is what Encode needs to copy the bits of unchanged MCUs from the
+// scan Decode read.
+type source struct {
+	// ok is false when copying is not possible: the scan coded a block
+	// differently from how the encoder would, or its Huffman tables
+	// cannot be written back as they are (see huffDec.writable).
+	ok bool
+	// ecs is the entropy-coded data with the stuffed zero bytes and the
+	// RSTn markers taken out, followed by 8 zero bytes so that it can be
+	// read a word at a time.
+	ecs []byte
+	// spans holds, for each MCU, the bit positions in ecs where its
+	// coding starts and ends.
+	spans []uint32
+	ri    int                // the restart interval the scan used
+	tabs  [3][2]*huffmanSpec // each component's DC and AC table
 }
 
 // Bounds is the image's rectangle.
@@ -72,7 +91,11 @@ type huffDec struct {
 	valptr  [17]int32
 	mincode [17]int32
 	vals    []byte
+	counts  [16]byte
 	ok      bool
+	// allOnes is set when some code is all one bits, which libjpeg
+	// refuses; such a table is never written back.
+	allOnes bool
 }
 
 func (h *huffDec) build(counts [16]byte, vals []byte) error {
@@ -83,13 +106,14 @@ func (h *huffDec) build(counts [16]byte, vals []byte) error {
 	if total == 0 || total > 256 || total != len(vals) {
 		return errFormat("bad Huffman table")
 	}
-	*h = huffDec{vals: vals, ok: true}
+	*h = huffDec{vals: vals, counts: counts, ok: true}
 	code, k := int32(0), int32(0)
 	for l := 1; l <= 16; l++ {
 		n := int32(counts[l-1])
 		if code+n > 1<<l {
 			return errFormat("bad Huffman codes") // more codes than the length allows
 		}
+		h.allOnes = h.allOnes || (n > 0 && code+n == 1<<l)
 		h.valptr[l] = k
 		h.mincode[l] = code
 		if n == 0 {
@@ -113,7 +137,8 @@ func (h *huffDec) build(counts [16]byte, vals []byte) error {
 }
 
 // bitReader reads entropy-coded data, undoing 0xFF byte stuffing and
-// stopping at markers.
+// stopping at markers. It keeps the bytes it reads, unstuffed, in out, so
+// that Encode can copy the coding of MCUs that do not change.
 type bitReader struct {
 	data   []byte
 	pos    int
@@ -121,13 +146,34 @@ type bitReader struct {
 	n      uint
 	marker byte // the marker the data ran into, 0 if none yet
 	past   int  // zero bytes fed in after the data ended
+	out    []byte
+	// odd is set when a block was coded in a way the encoder never
+	// codes it (see decodeBlock): its bits cannot be copied as they are.
+	odd bool
 }
 
 // overrun reports whether decoding has used bits beyond the data, the
 // zeros fill feeds in once the data ends: the data was cut short.
 func (r *bitReader) overrun() bool { return r.past*8 > int(r.n) }
 
+// bitPos is how many bits of out decoding has used.
+func (r *bitReader) bitPos() int { return 8*len(r.out) - int(r.n) + 8*r.past }
+
 func (r *bitReader) fill() {
+	// Most of the time the next 8 bytes hold no 0xFF: take as many whole
+	// bytes of them as fit at once.
+	if r.marker == 0 && r.pos+8 <= len(r.data) {
+		v := binary.BigEndian.Uint64(r.data[r.pos:])
+		if !hasFF(v) {
+			k := (64 - r.n) / 8
+			keep := 64 - 8*k // low bits of v not taken
+			r.acc |= v >> keep << keep >> r.n
+			r.out = append(r.out, r.data[r.pos:r.pos+int(k)]...)
+			r.pos += int(k)
+			r.n += 8 * k
+			return
+		}
+	}
 	for r.n <= 56 {
 		var b byte
 		if r.marker != 0 || r.pos >= len(r.data) {
@@ -138,6 +184,7 @@ func (r *bitReader) fill() {
 			if b == 0xFF {
 				if r.pos+1 < len(r.data) && r.data[r.pos+1] == 0x00 {
 					r.pos += 2
+					r.out = append(r.out, b)
 				} else {
 					if r.pos+1 < len(r.data) {
 						r.marker = r.data[r.pos+1]
@@ -149,11 +196,18 @@ func (r *bitReader) fill() {
 				}
 			} else {
 				r.pos++
+				r.out = append(r.out, b)
 			}
 		}
 		r.acc |= uint64(b) << (56 - r.n)
 		r.n += 8
 	}
+}
+
+// hasFF reports whether any byte of v is 0xFF.
+func hasFF(v uint64) bool {
+	x := ^v
+	return (x-0x0101010101010101)&^x&0x8080808080808080 != 0
 }
 
 func (r *bitReader) bits(n uint) uint32 {
@@ -453,9 +507,10 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 		c := &m.comps[i]
 		c.blocks = make([]coefs, c.bw*c.bh)
 	}
-	r := &bitReader{data: rest}
-	var pred [3]int32
 	total := m.mcusX * m.mcusY
+	r := &bitReader{data: rest, out: make([]byte, 0, len(rest)+8)}
+	spans := make([]uint32, 2*total)
+	var pred [3]int32
 	for mcu := 0; mcu < total; mcu++ {
 		if m.ri > 0 && mcu > 0 && mcu%m.ri == 0 {
 			if err := r.restart(); err != nil {
@@ -463,6 +518,7 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 			}
 			pred = [3]int32{}
 		}
+		spans[2*mcu] = uint32(r.bitPos())
 		mx, my := mcu%m.mcusX, mcu/m.mcusX
 		for ci := range m.comps {
 			c := &m.comps[ci]
@@ -481,7 +537,18 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 		if r.overrun() {
 			return 0, errFormat("data ends early")
 		}
+		spans[2*mcu+1] = uint32(r.bitPos())
 	}
+	m.src = source{ecs: append(r.out, make([]byte, 8)...), spans: spans, ri: m.ri}
+	// Bit positions are kept in 32 bits.
+	m.src.ok = !r.odd && len(rest) < 1<<28
+	for i := range m.comps {
+		c := &m.comps[i]
+		d, a := &dc[c.td], &ac[c.ta]
+		m.src.ok = m.src.ok && d.writable(false) && a.writable(true)
+		m.src.tabs[i] = [2]*huffmanSpec{{count: d.counts, value: d.vals}, {count: a.counts, value: a.vals}}
+	}
+	m.mod = make([]bool, total)
 	// Skip to the marker that ends the scan.
 	used := r.pos
 	if r.marker == 0 {
@@ -492,6 +559,36 @@ func (m *Image) scan(hdr, rest []byte, dc, ac *[4]huffDec) (int, error) {
 	return used, nil
 }
 
+// writable reports whether the table can be written to the output for
+// copied bits to be decoded with: no value twice (the encoder would code
+// it one way only), only symbols a baseline encoder emits, and no code of
+// all one bits.
+func (h *huffDec) writable(isAC bool) bool {
+	if h.allOnes {
+		return false
+	}
+	var seen [256]bool
+	for _, v := range h.vals {
+		if seen[v] {
+			return false
+		}
+		seen[v] = true
+		if isAC {
+			if s := v & 15; s > 10 || (s == 0 && v != 0x00 && v != 0xF0) {
+				return false
+			}
+		} else if v > 11 {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeBlock reads one block. It flags (r.odd) the codings the encoder
+// never emits, which decode to the same coefficients but whose bits cannot
+// stand for the encoder's: an end of block other than 0x00 (run/size r/0
+// for r other than 0 and 15), and a run of 16 zeros (ZRL) not followed by
+// a non-zero coefficient.
 func decodeBlock(r *bitReader, b *coefs, dc, ac *huffDec, pred *int32) error {
 	s, err := r.decode(dc)
 	if err != nil {
@@ -505,7 +602,9 @@ func decodeBlock(r *bitReader, b *coefs, dc, ac *huffDec, pred *int32) error {
 		return errFormat("DC out of range")
 	}
 	b[0] = int16(*pred)
-	for k := 1; k < blockSize; {
+	zrlEnd := -1 // where the last ZRL took k
+	k := 1
+	for k < blockSize {
 		rs, err := r.decode(ac)
 		if err != nil {
 			return err
@@ -513,9 +612,14 @@ func decodeBlock(r *bitReader, b *coefs, dc, ac *huffDec, pred *int32) error {
 		run, size := int(rs>>4), uint(rs&15)
 		if size == 0 {
 			if run != 15 {
-				break // end of block
+				// End of block.
+				if run != 0 || k == zrlEnd {
+					r.odd = true
+				}
+				return nil
 			}
 			k += 16
+			zrlEnd = k
 			continue
 		}
 		if size > 10 {
@@ -527,6 +631,9 @@ func decodeBlock(r *bitReader, b *coefs, dc, ac *huffDec, pred *int32) error {
 		}
 		b[k] = int16(extend(r.bits(size), size))
 		k++
+	}
+	if k == zrlEnd {
+		r.odd = true
 	}
 	return nil
 }
@@ -636,7 +743,8 @@ func (m *Image) idctBlock(c *coefs, tq int, dst []byte, stride int) {
 
 // Update re-encodes the MCUs that rects touch from img, which must have the
 // image's bounds and sampling (the result of drawing on Pixels' image).
-// The other MCUs keep their coefficients untouched.
+// The other MCUs keep their coefficients untouched. Update notes the MCUs
+// whose coefficients it changed, for Encode to copy the others.
 func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 	if img.Rect != m.Bounds() {
 		return fmt.Errorf("jpegpatch: image is %v, want %v", img.Rect, m.Bounds())
@@ -663,10 +771,17 @@ func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 					}
 					fdct(&b)
 					q := &m.quant[c.tq]
-					out := &c.blocks[by*c.bw+bx]
+					var nc coefs
 					for zig := 0; zig < blockSize; zig++ {
 						v := div(b[unzig[zig]], 8*int32(q[zig]))
-						out[zig] = int16(min(max(v, -2047), 2047))
+						nc[zig] = int16(min(max(v, -2047), 2047))
+					}
+					// Encode copies the bits of the MCUs not marked here:
+					// a block drawn on that quantizes back to the same
+					// coefficients leaves its MCU's coding as it was.
+					if out := &c.blocks[by*c.bw+bx]; *out != nc {
+						*out = nc
+						m.mod[k] = true
 					}
 				}
 			}
@@ -713,213 +828,4 @@ func div(a, b int32) int32 {
 		return (a + (b >> 1)) / b
 	}
 	return -((-a + (b >> 1)) / b)
-}
-
-// Encode writes the image as a baseline JPEG: the same quantization
-// tables, the standard Huffman tables, no restart markers.
-func (m *Image) Encode(w io.Writer) error {
-	var buf bytes.Buffer
-	buf.Grow(m.w * m.h / 4)
-	e := &encoder{w: &buf}
-	e.bytes(0xFF, 0xD8)
-	// DQT: each table in use.
-	for tq := 0; tq < 4; tq++ {
-		used := false
-		for _, c := range m.comps {
-			used = used || c.tq == tq
-		}
-		if !used {
-			continue
-		}
-		e.bytes(0xFF, 0xDB, 0, 67, byte(tq))
-		for _, v := range m.quant[tq] {
-			e.bytes(byte(v))
-		}
-	}
-	// SOF0.
-	nc := len(m.comps)
-	e.bytes(0xFF, 0xC0, 0, byte(8+3*nc), 8, byte(m.h>>8), byte(m.h), byte(m.w>>8), byte(m.w), byte(nc))
-	for _, c := range m.comps {
-		e.bytes(c.id, byte(c.h<<4|c.v), byte(c.tq))
-	}
-	// DHT: luminance tables as 0, chrominance as 1.
-	specs := []struct {
-		class, id byte
-		s         huffmanSpec
-	}{{0, 0, stdHuffman[0]}, {1, 0, stdHuffman[1]}}
-	if nc == 3 {
-		specs = append(specs, struct {
-			class, id byte
-			s         huffmanSpec
-		}{0, 1, stdHuffman[2]}, struct {
-			class, id byte
-			s         huffmanSpec
-		}{1, 1, stdHuffman[3]})
-	}
-	for _, sp := range specs {
-		n := 2 + 1 + 16 + len(sp.s.value)
-		e.bytes(0xFF, 0xC4, byte(n>>8), byte(n), sp.class<<4|sp.id)
-		e.w.Write(sp.s.count[:])
-		e.w.Write(sp.s.value)
-	}
-	// The entropy-coded data is cut into segments at restart markers, one
-	// per core, encoded in parallel: decoders read restart intervals
-	// natively.
-	segs := min(max(runtime.GOMAXPROCS(0), 1), 4, m.mcusY)
-	rowsPer := (m.mcusY + segs - 1) / segs
-	segs = (m.mcusY + rowsPer - 1) / rowsPer
-	if segs > 1 {
-		ri := m.mcusX * rowsPer
-		if ri > 0xFFFF {
-			segs, rowsPer = 1, m.mcusY
-		} else {
-			e.bytes(0xFF, 0xDD, 0, 4, byte(ri>>8), byte(ri))
-		}
-	}
-	// SOS.
-	e.bytes(0xFF, 0xDA, 0, byte(6+2*nc), byte(nc))
-	for i, c := range m.comps {
-		t := byte(0x00)
-		if i > 0 {
-			t = 0x11
-		}
-		e.bytes(c.id, t)
-	}
-	e.bytes(0, 63, 0)
-	luts := stdLUTs()
-	outs := make([][]byte, segs)
-	var wg sync.WaitGroup
-	for sgi := 0; sgi < segs; sgi++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			se := &encoder{out: make([]byte, 0, m.w*m.h/(6*segs)+64)}
-			var pred [3]int32
-			for my := sgi * rowsPer; my < min((sgi+1)*rowsPer, m.mcusY); my++ {
-				for mx := 0; mx < m.mcusX; mx++ {
-					for ci := range m.comps {
-						c := &m.comps[ci]
-						t := 0
-						if ci > 0 {
-							t = 1
-						}
-						for j := 0; j < c.v; j++ {
-							for i := 0; i < c.h; i++ {
-								b := &c.blocks[(my*c.v+j)*c.bw+mx*c.h+i]
-								pred[ci] = se.block(b, &luts[2*t], &luts[2*t+1], pred[ci])
-							}
-						}
-					}
-				}
-			}
-			se.emit(0x7F, 7) // pad the last byte with ones
-			outs[sgi] = se.out
-		}()
-	}
-	wg.Wait()
-	for i, o := range outs {
-		if i > 0 {
-			e.bytes(0xFF, 0xD0+byte((i-1)%8))
-		}
-		e.w.Write(o)
-	}
-	e.bytes(0xFF, 0xD9)
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// huffLUT maps a value to its code (low 24 bits) and length (high 8).
-type huffLUT [256]uint32
-
-var (
-	lutCache [4]huffLUT
-	lutOnce  sync.Once
-)
-
-func stdLUTs() *[4]huffLUT {
-	lutOnce.Do(func() {
-		for i, s := range stdHuffman {
-			code, k := uint32(0), 0
-			for n := 0; n < 16; n++ {
-				nBits := uint32(n+1) << 24
-				for j := uint8(0); j < s.count[n]; j++ {
-					lutCache[i][s.value[k]] = nBits | code
-					code++
-					k++
-				}
-				code <<= 1
-			}
-		}
-	})
-	return &lutCache
-}
-
-type encoder struct {
-	w   *bytes.Buffer
-	out []byte
-	acc uint64
-	n   uint
-}
-
-func (e *encoder) bytes(b ...byte) { e.w.Write(b) }
-
-// emit appends the low nBits of bits to the entropy-coded data, stuffing
-// a zero after every 0xFF byte.
-func (e *encoder) emit(bits, nBits uint32) {
-	e.acc = e.acc<<nBits | uint64(bits)
-	e.n += uint(nBits)
-	for e.n >= 8 {
-		e.n -= 8
-		b := byte(e.acc >> e.n)
-		if b == 0xFF {
-			e.out = append(e.out, 0xFF, 0x00)
-		} else {
-			e.out = append(e.out, b)
-		}
-	}
-}
-
-func (e *encoder) huff(l *huffLUT, v int32) {
-	x := l[v]
-	e.emit(x&(1<<24-1), x>>24)
-}
-
-func (e *encoder) huffRLE(l *huffLUT, run, v int32) {
-	a, b := v, v
-	if a < 0 {
-		a, b = -v, v-1
-	}
-	var nBits uint32
-	if a < 0x100 {
-		nBits = uint32(bitCount[a])
-	} else {
-		nBits = 8 + uint32(bitCount[a>>8])
-	}
-	e.huff(l, run<<4|int32(nBits))
-	if nBits > 0 {
-		e.emit(uint32(b)&(1<<nBits-1), nBits)
-	}
-}
-
-func (e *encoder) block(b *coefs, dc, ac *huffLUT, prev int32) int32 {
-	d := int32(b[0])
-	e.huffRLE(dc, 0, d-prev)
-	run := int32(0)
-	for zig := 1; zig < blockSize; zig++ {
-		v := int32(b[zig])
-		if v == 0 {
-			run++
-			continue
-		}
-		for run > 15 {
-			e.huff(ac, 0xF0)
-			run -= 16
-		}
-		e.huffRLE(ac, run, v)
-		run = 0
-	}
-	if run > 0 {
-		e.huff(ac, 0x00)
-	}
-	return d
 }
