@@ -56,19 +56,15 @@ func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perc
 		defer wg.Done()
 		mErr = t.sess.Call(ctx, page.CommandGetLayoutMetrics, nil, &metrics)
 	}()
+	wait := func() (*domsnapshot.CaptureSnapshotResult, error) { return captureSnapshot(ctx, t.sess) }
 	if t.sess.direct != nil {
-		wait := sendSnapshot(ctx, t.sess)
-		ahead.send(ctx, t)
-		go func() {
-			defer wg.Done()
-			mainRes, mainErr = wait()
-		}()
-	} else {
-		go func() {
-			defer wg.Done()
-			mainRes, mainErr = captureSnapshot(ctx, t.sess)
-		}()
+		wait = sendSnapshot(ctx, t.sess)
+		ahead.send(ctx)
 	}
+	go func() {
+		defer wg.Done()
+		mainRes, mainErr = wait()
+	}()
 	reads := make([]*frameRead, len(frames))
 	for i, o := range frames {
 		reads[i] = &frameRead{o: o}
@@ -154,16 +150,12 @@ func fetchAX(ctx context.Context, p *perception.Page, ahead *axAhead) map[*cdpSe
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var used *atomic.Int32
-	if ahead != nil {
-		used = &ahead.used
-	}
 	ax := map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node{}
 	for sess, ids := range bySess {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := fetchAXNodes(ctx, sess, ids, ahead.sentOn(sess), used)
+			m := fetchAXNodes(ctx, sess, ids, ahead.sentOn(sess), &ahead.used)
 			mu.Lock()
 			ax[sess] = m
 			mu.Unlock()
@@ -173,9 +165,7 @@ func fetchAX(ctx context.Context, p *perception.Page, ahead *axAhead) map[*cdpSe
 	for _, c := range wanted {
 		c.SetAX(ax[sessOf(c.Frame)][c.Node.Backend()])
 	}
-	if ahead != nil {
-		ahead.keep(bySess[ahead.sess])
-	}
+	ahead.keep(bySess[ahead.t.sess])
 	return ax
 }
 
@@ -242,10 +232,9 @@ const maxAXAhead = 96
 // wants are read from their replies, the others it asks for as before,
 // and the replies nobody wants are dropped as they come.
 type axAhead struct {
-	sess    *cdpSession // the tab's own session
-	rnav    int64       // the tab's rnav when the observation began
-	replies map[cdp.BackendNodeID]axReply
 	t       *tab
+	rnav    int64 // the tab's rnav when the observation began
+	replies map[cdp.BackendNodeID]axReply
 	used    atomic.Int32 // the replies read
 }
 
@@ -259,14 +248,15 @@ type axSeen struct {
 
 // newAXAhead starts an observation's accessibility reads of tab t.
 func newAXAhead(t *tab) *axAhead {
-	return &axAhead{sess: t.sess, rnav: t.rnav.Load(), t: t}
+	return &axAhead{t: t, rnav: t.rnav.Load()}
 }
 
 // send sends the reads of the nodes the tab's last observation of the same
 // document asked for; it is called right after the snapshot is sent.
-func (a *axAhead) send(ctx context.Context, t *tab) {
+func (a *axAhead) send(ctx context.Context) {
+	t := a.t
 	seen := t.axSeen
-	if a == nil || t.sess.direct == nil || len(seen.ids) == 0 || seen.rnav != a.rnav {
+	if t.sess.direct == nil || len(seen.ids) == 0 || seen.rnav != a.rnav {
 		return
 	}
 	no := false
@@ -282,7 +272,7 @@ func (a *axAhead) send(ctx context.Context, t *tab) {
 
 // sentOn returns the reads sent ahead on sess.
 func (a *axAhead) sentOn(sess *cdpSession) map[cdp.BackendNodeID]axReply {
-	if a == nil || sess != a.sess {
+	if sess != a.t.sess {
 		return nil
 	}
 	return a.replies
