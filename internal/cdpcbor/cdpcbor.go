@@ -451,3 +451,108 @@ func appendUTF16(out, s []byte) []byte {
 	}
 	return append(out, '"')
 }
+
+// Result returns the CBOR of a reply's "result" member: the value itself,
+// in its envelope, without converting anything. ok is false for a reply
+// without one (an error) or a message that is not a map.
+func Result(msg []byte) (result []byte, ok bool) {
+	d := decoder{b: msg}
+	if len(msg) < EnvelopeHeader+1 || msg[0] != 0xd8 || msg[EnvelopeHeader] != 0xbf {
+		return nil, false
+	}
+	d.i = EnvelopeHeader + 1
+	for d.i < len(msg) && msg[d.i] != 0xff {
+		if msg[d.i]>>5 != 3 {
+			return nil, false
+		}
+		key, err := d.bytesArg()
+		if err != nil {
+			return nil, false
+		}
+		start := d.i
+		if err := d.skip(0); err != nil {
+			return nil, false
+		}
+		if string(key) == "result" {
+			return msg[start:d.i], true
+		}
+	}
+	return nil, false
+}
+
+// skip passes over one value, an envelope by its length.
+func (d *decoder) skip(depth int) error {
+	if depth > maxDepth {
+		return errDepth
+	}
+	if d.i >= len(d.b) {
+		return d.fail("truncated")
+	}
+	c := d.b[d.i]
+	switch c >> 5 {
+	case 0, 1:
+		_, err := d.arg()
+		return err
+	case 2, 3:
+		_, err := d.bytesArg()
+		return err
+	case 4, 5:
+		indefinite := c&31 == 31
+		var n uint64
+		if indefinite {
+			d.i++
+		} else {
+			var err error
+			if n, err = d.arg(); err != nil {
+				return err
+			}
+			if c>>5 == 5 {
+				n *= 2
+			}
+		}
+		for k := uint64(0); ; k++ {
+			if indefinite {
+				if d.i >= len(d.b) {
+					return d.fail("truncated")
+				}
+				if d.b[d.i] == 0xff {
+					d.i++
+					return nil
+				}
+			} else if k == n {
+				return nil
+			}
+			if err := d.skip(depth + 1); err != nil {
+				return err
+			}
+		}
+	case 6:
+		switch {
+		case c == 0xd8 && d.i+1 < len(d.b) && d.b[d.i+1] == 0x18: // an envelope
+			d.i += 2
+		case c == 0xd6: // binary data
+			d.i++
+		default:
+			return d.fail("unsupported tag")
+		}
+		if d.i >= len(d.b) || d.b[d.i]>>5 != 2 {
+			return d.fail("a tag without a byte string")
+		}
+		_, err := d.bytesArg()
+		return err
+	}
+	switch c {
+	case 0xf4, 0xf5, 0xf6, 0xf7:
+		d.i++
+	case 0xfa:
+		d.i += 5
+	case 0xfb:
+		d.i += 9
+	default:
+		return d.fail("unsupported item")
+	}
+	if d.i > len(d.b) {
+		return d.fail("truncated")
+	}
+	return nil
+}

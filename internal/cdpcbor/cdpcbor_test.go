@@ -206,6 +206,11 @@ func FuzzToJSON(f *testing.F) {
 		f.Add(c)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		MessageLen(b)
+		ID(b)
+		if r, ok := Result(b); ok && len(r) > len(b) {
+			t.Fatalf("Result is longer than the message")
+		}
 		js, err := ToJSON(nil, b)
 		if err != nil {
 			return
@@ -213,8 +218,6 @@ func FuzzToJSON(f *testing.F) {
 		if !json.Valid(js) {
 			t.Fatalf("ToJSON(% x) = %q: not JSON", b, js)
 		}
-		MessageLen(b)
-		ID(b)
 	})
 }
 
@@ -290,6 +293,45 @@ func TestChromiumMessages(t *testing.T) {
 		again, err := ToJSON(nil, c2)
 		if err != nil || !same(t, got, again) {
 			t.Errorf("%s: a second round trip changed it (%v)", name, err)
+		}
+	}
+}
+
+func TestResult(t *testing.T) {
+	for js, want := range map[string]string{
+		`{"id":1,"result":{"a":[1,"x",{"b":null}],"c":1.5},"sessionId":"S"}`: `{"a":[1,"x",{"b":null}],"c":1.5}`,
+		`{"id":1,"result":{}}`:                            `{}`,
+		`{"id":1,"sessionId":"S","result":{"s":"é"}}`:     `{"s":"é"}`,
+		`{"id":1,"error":{"code":-32000,"message":"no"}}`: ``,
+		`{"method":"X","params":{"result":{}}}`:           ``,
+	} {
+		c, err := FromJSON(nil, []byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := Result(c)
+		if !ok {
+			if want != "" {
+				t.Errorf("Result(%s): none", js)
+			}
+			continue
+		}
+		got, err := ToJSON(nil, r)
+		if err != nil || string(got) != want {
+			t.Errorf("Result(%s) = %s, %v; want %s", js, got, err, want)
+		}
+	}
+	snap, err := os.ReadFile("testdata/snapshot-unicode.cbor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := Result(snap)
+	if !ok || len(r) < len(snap)-100 {
+		t.Fatalf("Result of the snapshot: %d of %d bytes, %v", len(r), len(snap), ok)
+	}
+	for n := range len(snap) {
+		if n%97 == 0 {
+			Result(snap[:n]) // must not panic
 		}
 	}
 }

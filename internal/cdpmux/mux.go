@@ -435,16 +435,43 @@ func (m *Mux) Send(ctx context.Context, session, method string, params any) (*Re
 // first abandons the reply; Wait must not be called again after it
 // returned.
 func (r *Reply) Wait(ctx context.Context) ([]byte, error) {
+	res, _, err := r.wait(ctx, false)
+	return res, err
+}
+
+// WaitCBOR is Wait for a caller that also reads CBOR: on a CBOR pipe it
+// returns the result as the browser wrote it, with cbor true, and nothing
+// is converted; on a JSON pipe, and for an error, it is Wait.
+func (r *Reply) WaitCBOR(ctx context.Context) (res []byte, cbor bool, err error) {
+	return r.wait(ctx, true)
+}
+
+func (r *Reply) wait(ctx context.Context, takeCBOR bool) ([]byte, bool, error) {
+	msg, err := r.receive(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if r.m.cbor {
+		if takeCBOR {
+			if res, ok := cdpcbor.Result(msg); ok {
+				return res, true, nil
+			}
+		}
+		js, err := cdpcbor.ToJSON(nil, msg)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: decoding the reply: %w", r.method, err)
+		}
+		msg = js
+	}
+	res, err := result(r.method, msg)
+	return res, false, err
+}
+
+// receive waits for the reply's message.
+func (r *Reply) receive(ctx context.Context) ([]byte, error) {
 	select {
 	case msg := <-r.ch:
-		if r.m.cbor {
-			js, err := cdpcbor.ToJSON(nil, msg)
-			if err != nil {
-				return nil, fmt.Errorf("%s: decoding the reply: %w", r.method, err)
-			}
-			msg = js
-		}
-		return result(r.method, msg)
+		return msg, nil
 	case <-ctx.Done():
 		r.forget()
 		return nil, fmt.Errorf("%s: %w", r.method, ctx.Err())
