@@ -13,6 +13,9 @@
 //	if err := snapjson.Decode(raw, &res); err != nil {
 //		return err
 //	}
+//
+// DecodeCBOR reads the same result from the CBOR Chromium writes on a
+// binary DevTools pipe (see package cdpcbor), without converting it.
 package snapjson
 
 import (
