@@ -153,20 +153,17 @@ func (c *cdpSession) sendDirect(ctx context.Context, method string, params any) 
 		return nil, directResult(ctx, method, nil, err, nil)
 	}
 	return func(ctx context.Context, result any) error {
-		if d, ok := result.(cborDecoder); ok {
-			cr, ok := r.(cborReply)
-			if !ok {
-				raw, err := r.Wait(ctx)
+		d, takesCBOR := result.(cborDecoder)
+		cr, givesCBOR := r.(cborReply)
+		if takesCBOR && givesCBOR {
+			raw, cbor, err := cr.WaitCBOR(ctx)
+			if err != nil || !cbor {
 				return directResult(ctx, method, raw, err, result)
 			}
-			raw, cbor, err := cr.WaitCBOR(ctx)
-			if err == nil && cbor {
-				if err := d.decodeCBOR(raw); err != nil {
-					return fmt.Errorf("decoding %s: %w", method, err)
-				}
-				return nil
+			if err := d.decodeCBOR(raw); err != nil {
+				return fmt.Errorf("decoding %s: %w", method, err)
 			}
-			return directResult(ctx, method, raw, err, result)
+			return nil
 		}
 		raw, err := r.Wait(ctx)
 		return directResult(ctx, method, raw, err, result)

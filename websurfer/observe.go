@@ -304,8 +304,8 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	}
 	obs.watch = watch()
 	tp0 := time.Now()
-	defer func() { obs.Timing.Parse = time.Since(tp0) - obs.Timing.AX - obs.Timing.Text }()
 	p, err := perception.Perceive(c)
+	obs.Timing.Parse = time.Since(tp0)
 	if err != nil {
 		<-shotc
 		return nil, err
