@@ -69,7 +69,7 @@ test: setup vet
 # seed corpora (which the plain test run already checks). The websurfer
 # dispatcher fuzzer drives a real browser; its seeds run with the tests.
 # .ci/fuzz.sh tells a finding from Go 1.26's end-of-fuzztime deadline race.
-FUZZ_PKGS := ./board ./policy ./sandbox ./som ./tools ./perception ./journal ./internal/textcut ./internal/tokens ./internal/jpegpatch ./internal/snapjson ./internal/termsafe ./internal/taskref ./internal/report ./cmd/surf/internal/daemon ./cmd/surf/internal/mcpserver ./cmd/surf/internal/shell ./cmd/surf/internal/policycheck
+FUZZ_PKGS := ./board ./policy ./sandbox ./som ./tools ./perception ./journal ./internal/textcut ./internal/tokens ./internal/jpegpatch ./internal/snapjson ./internal/cdpcbor ./internal/termsafe ./internal/taskref ./internal/report ./cmd/surf/internal/daemon ./cmd/surf/internal/mcpserver ./cmd/surf/internal/shell ./cmd/surf/internal/policycheck
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) bash .ci/fuzz.sh $(FUZZ_PKGS)
 

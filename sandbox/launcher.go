@@ -118,6 +118,10 @@ func launch(specJSON string, args []string) int {
 			fmt.Fprintf(os.Stderr, "surf launcher: %v\n", err)
 			return 127
 		}
+		// The relay speaks CBOR to the browser (see cdpmux.Config.CBOR)
+		// and JSON to the driver.
+		args = slices.Clone(args)
+		args[slices.Index(args, "--remote-debugging-pipe")] = "--remote-debugging-pipe=cbor"
 	}
 	var argv []string
 	if spec.Bwrap != nil {

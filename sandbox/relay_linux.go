@@ -90,7 +90,7 @@ func (l *relayListener) accept(deadline time.Time, log *slog.Logger) (*cdpmux.Mu
 		}
 		// fds: the driver's commands, the driver's replies, the browser's
 		// commands, the browser's replies.
-		return cdpmux.Start(files[0], files[1], files[2], files[3], log), nil
+		return cdpmux.Start(files[0], files[1], files[2], files[3], cdpmux.Config{CBOR: true, Logger: log}), nil
 	}
 }
 

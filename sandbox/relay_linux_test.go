@@ -3,13 +3,15 @@
 package sandbox
 
 import (
-	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"os"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/surfkit/surf/internal/cdpcbor"
 )
 
 // TestRelayTakesOnlyTheLauncher checks the hand-over: a connection
@@ -100,9 +102,14 @@ func TestRelayTakesOnlyTheLauncher(t *testing.T) {
 	if _, err := keep[0].Write([]byte(`{"id":1,"method":"Browser.getVersion"}` + "\x00")); err != nil {
 		t.Fatal(err)
 	}
-	msg, err := bufio.NewReader(keep[2]).ReadString(0)
-	if err != nil || msg != `{"id":1,"method":"Browser.getVersion"}`+"\x00" {
-		t.Fatalf("the browser got %q, %v", msg, err)
+	// The relay speaks CBOR to the browser (--remote-debugging-pipe=cbor).
+	want, err := cdpcbor.FromJSON(nil, []byte(`{"id":1,"method":"Browser.getVersion"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := make([]byte, len(want))
+	if _, err := io.ReadFull(keep[2], msg); err != nil || !bytes.Equal(msg, want) {
+		t.Fatalf("the browser got % x, %v; want % x", msg, err, want)
 	}
 	for _, f := range keep {
 		f.Close()

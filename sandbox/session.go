@@ -623,7 +623,8 @@ type DevToolsSession interface {
 
 // DevToolsReply is the reply to a command sent with DevToolsSession.Send.
 // Wait returns the command's result as raw JSON; a context that ends
-// first abandons it.
+// first abandons it. The relay's replies also have WaitCBOR (see
+// cdpmux.Reply), for a caller that reads the browser's CBOR itself.
 type DevToolsReply interface {
 	Wait(ctx context.Context) ([]byte, error)
 }

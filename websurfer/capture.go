@@ -139,10 +139,13 @@ func (s *Surfer) frameOwner(ctx context.Context, t *tab, c *perception.Capture, 
 	return nil
 }
 
+// axNodes are the accessibility nodes an observation read, by session.
+type axNodes = map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node
+
 // fetchAX reads the accessibility data of the elements perception picks
 // (perception.AXTargets), each frame's on its own session, sets it, and
 // returns the nodes read by session.
-func fetchAX(ctx context.Context, p *perception.Page, ahead *axAhead) map[*cdpSession]map[cdp.BackendNodeID]*accessibility.Node {
+func fetchAX(ctx context.Context, p *perception.Page, ahead *axAhead) axNodes {
 	wanted := perception.AXTargets(p)
 	bySess := map[*cdpSession][]cdp.BackendNodeID{}
 	for _, c := range wanted {

@@ -137,8 +137,11 @@ func (c *cdpSession) read(ctx context.Context, method string, params, result any
 
 // callDirect is Call on the direct session.
 func (c *cdpSession) callDirect(ctx context.Context, method string, params, result any) error {
-	raw, err := c.direct.Call(ctx, method, params)
-	return directResult(ctx, method, raw, err, result)
+	wait, err := c.sendDirect(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	return wait(ctx, result)
 }
 
 // sendDirect writes a command to the direct session, which must be there,
@@ -150,6 +153,18 @@ func (c *cdpSession) sendDirect(ctx context.Context, method string, params any) 
 		return nil, directResult(ctx, method, nil, err, nil)
 	}
 	return func(ctx context.Context, result any) error {
+		d, takesCBOR := result.(cborDecoder)
+		cr, givesCBOR := r.(cborReply)
+		if takesCBOR && givesCBOR {
+			raw, cbor, err := cr.WaitCBOR(ctx)
+			if err != nil || !cbor {
+				return directResult(ctx, method, raw, err, result)
+			}
+			if err := d.decodeCBOR(raw); err != nil {
+				return fmt.Errorf("decoding %s: %w", method, err)
+			}
+			return nil
+		}
 		raw, err := r.Wait(ctx)
 		return directResult(ctx, method, raw, err, result)
 	}, nil
@@ -186,6 +201,19 @@ func directResult(ctx context.Context, method string, raw []byte, err error, res
 // direct session's reply.
 type rawDecoder interface {
 	decodeRaw(b []byte) error
+}
+
+// cborDecoder is a result that decodes itself from the CBOR of a direct
+// session's reply, when the browser's pipe carries CBOR (see
+// cdpmux.Config.CBOR).
+type cborDecoder interface {
+	decodeCBOR(b []byte) error
+}
+
+// cborReply is a direct session's reply that can hand over its result in
+// CBOR (cdpmux.Reply.WaitCBOR): cbor says whether it did, or gave JSON.
+type cborReply interface {
+	WaitCBOR(ctx context.Context) (res []byte, cbor bool, err error)
 }
 
 // anyDecoder is a result that decodes itself from the value Playwright

@@ -73,8 +73,9 @@ type Observation struct {
 
 // Timing is how long an observation's phases took. The screenshot is
 // taken (Screenshot) and decoded for drawing (Decode) while the page is
-// read (Snapshot, AX, Parse, Text); Image is drawing and encoding the
-// set-of-mark image once both are done.
+// read (Snapshot) and perceived (Parse); then the set-of-mark image is
+// drawn and encoded (Image) while the accessibility data is read (AX) and
+// the text written (Text).
 type Timing struct {
 	Total      time.Duration `json:"total"`
 	Screenshot time.Duration `json:"screenshot"`

@@ -304,8 +304,8 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	}
 	obs.watch = watch()
 	tp0 := time.Now()
-	defer func() { obs.Timing.Parse = time.Since(tp0) - obs.Timing.AX - obs.Timing.Text }()
 	p, err := perception.Perceive(c)
+	obs.Timing.Parse = time.Since(tp0)
 	if err != nil {
 		<-shotc
 		return nil, err
@@ -313,26 +313,39 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	obs.URL, obs.Title, obs.Viewport = p.URL, p.Title, p.Viewport
 	t.title = obs.Title
 
-	imgc, pre, preMarks := s.drawEarly(obs, p, shotc)
+	draw, pre, preMarks := s.drawEarly(obs, p, shotc)
 
-	// Chromium's accessibility tree, for the elements surf may list.
-	t0 = time.Now()
-	ax := fetchAX(ctx, p, ahead)
-	obs.Timing.AX = time.Since(t0)
-	obs.axSent, obs.axAhead = len(ahead.replies), int(ahead.used.Load())
-	if err := ctx.Err(); err != nil {
-		<-imgc
+	// The text is written beside the drawing, which takes longer and so
+	// keeps this goroutine: first Chromium's accessibility tree, for the
+	// elements surf may list, then the numbered elements.
+	var (
+		ax    axNodes
+		in    perception.RenderInput
+		textc = make(chan error, 1)
+	)
+	go func() {
+		t0 := time.Now()
+		ax = fetchAX(ctx, p, ahead)
+		obs.Timing.AX = time.Since(t0)
+		obs.axSent, obs.axAhead = len(ahead.replies), int(ahead.used.Load())
+		if err := ctx.Err(); err != nil {
+			textc <- err
+			return
+		}
+		tb0 := time.Now()
+		in = s.render(obs, t, p)
+		obs.Timing.Text = time.Since(tb0)
+		textc <- nil
+	}()
+	d := draw()
+	if err := <-textc; err != nil {
 		return nil, err
 	}
-
-	tb0 := time.Now()
-	in := s.render(obs, t, p)
-	obs.Timing.Text = time.Since(tb0)
 	if s.recordCapture != nil {
 		s.recordCapture(c, ax, in)
 	}
 
-	if err := s.finishImage(obs, <-imgc, pre, preMarks); err != nil {
+	if err := s.finishImage(obs, d, pre, preMarks); err != nil {
 		return nil, err
 	}
 	obs.Timing.Total = time.Since(start)
@@ -353,12 +366,12 @@ type drawn struct {
 	err     error
 }
 
-// drawEarly draws and encodes the set-of-mark image as soon as the
-// screenshot is decoded, while the accessibility data is fetched: on-screen
-// elements are numbered from the snapshot alone (pre, marked preMarks). If
-// the accessibility tree then hides one of them, finishImage redraws the
-// image so the numbers always match the text.
-func (s *Surfer) drawEarly(obs *Observation, p *perception.Page, shotc <-chan shot) (imgc chan drawn, pre []*candidate, preMarks []som.Mark) {
+// drawEarly returns draw, which draws and encodes the set-of-mark image as
+// soon as the screenshot is decoded, while the accessibility data is
+// fetched: on-screen elements are numbered from the snapshot alone (pre,
+// marked preMarks). If the accessibility tree then hides one of them,
+// finishImage redraws the image so the numbers always match the text.
+func (s *Surfer) drawEarly(obs *Observation, p *perception.Page, shotc <-chan shot) (draw func() drawn, pre []*candidate, preMarks []som.Mark) {
 	pre = perception.OnScreen(p.Candidates)
 	if n := perception.MaxListed(s.cfg.TokenBudget); len(pre) > n {
 		pre = pre[:n] // the text cannot list more; the image marks only those it lists
@@ -371,17 +384,15 @@ func (s *Surfer) drawEarly(obs *Observation, p *perception.Page, shotc <-chan sh
 	}
 	obs.texts = texts
 	viewport := p.View
-	imgc = make(chan drawn, 1)
 	masks := s.secretMasks(p.Frames, viewport) // see secretmask.go
-	go func() {
+	draw = func() drawn {
 		sh := <-shotc
 		if sh.err == nil && len(masks) > 0 {
 			sh.raw, sh.err = maskJPEG(sh.raw, masks, viewport, s.cfg.JPEGQuality)
 			sh.jp = nil
 		}
 		if sh.err != nil {
-			imgc <- drawn{err: sh.err}
-			return
+			return drawn{err: sh.err}
 		}
 		t0 := time.Now()
 		var data []byte
@@ -398,9 +409,9 @@ func (s *Surfer) drawEarly(obs *Observation, p *perception.Page, shotc <-chan sh
 			}
 			data, w, h = sh.raw, c.Width, c.Height
 		}
-		imgc <- drawn{data: data, w: w, h: h, dropped: dropped, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
-	}()
-	return imgc, pre, preMarks
+		return drawn{data: data, w: w, h: h, dropped: dropped, raw: sh.raw, shotDur: sh.dur, decDur: sh.dec, drawDur: time.Since(t0), err: err}
+	}
+	return draw, pre, preMarks
 }
 
 // render numbers the page's elements and writes the observation's text,

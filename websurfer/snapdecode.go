@@ -2,6 +2,7 @@ package websurfer
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/domsnapshot"
@@ -19,6 +20,17 @@ type snapshotResult struct {
 var _ anyDecoder = (*snapshotResult)(nil)
 
 var _ rawDecoder = (*snapshotResult)(nil)
+
+var _ cborDecoder = (*snapshotResult)(nil)
+
+// snapshotsFromCBOR counts the snapshots decoded from the browser's CBOR,
+// for the test that checks observations take that path.
+var snapshotsFromCBOR atomic.Int64
+
+func (r *snapshotResult) decodeCBOR(b []byte) error {
+	snapshotsFromCBOR.Add(1)
+	return snapjson.DecodeCBOR(b, &r.CaptureSnapshotResult)
+}
 
 func (r *snapshotResult) decodeRaw(b []byte) error {
 	return snapjson.Decode(b, &r.CaptureSnapshotResult)

@@ -7,6 +7,12 @@
 // surf send its own commands, on its own sessions, whose replies come
 // straight back to surf as raw JSON. It opens no port: the pipe's ends are
 // handed to surf's process by its browser launcher.
+//
+// With Config.CBOR the browser's side of the pipe carries CBOR
+// (--remote-debugging-pipe=cbor): the browser then passes its renderers'
+// messages through instead of converting each to JSON on its UI thread,
+// the thread that also encodes screenshots, and the Mux converts them
+// itself (see package cdpcbor). The driver and surf still see JSON.
 package cdpmux
 
 import (
@@ -21,6 +27,7 @@ import (
 	"sync/atomic"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/surfkit/surf/internal/cdpcbor"
 )
 
 // Command ids are 32-bit in Chromium. Playwright numbers its own commands
@@ -58,6 +65,7 @@ type Mux struct {
 	fromDriver  io.ReadCloser
 	fromBrowser io.ReadCloser
 	log         *slog.Logger
+	cbor        bool
 
 	wmu sync.Mutex // one message at a time to the browser
 
@@ -71,18 +79,32 @@ type Mux struct {
 	browser string // surf's browser session, made by the first Attach
 }
 
+// Config configures a Mux. The zero value relays a JSON pipe.
+type Config struct {
+	// CBOR says the browser's pipe carries CBOR: it was started with
+	// --remote-debugging-pipe=cbor.
+	CBOR bool
+	// Logger gets the relay's troubles; nil discards them.
+	Logger *slog.Logger
+}
+
 // Start relays between the driver (fromDriver, toDriver: the pipe ends the
 // browser would have had) and the browser (toBrowser, fromBrowser). It
 // returns at once; the relay ends when either side closes, and Close ends
 // it too.
-func Start(fromDriver io.ReadCloser, toDriver io.WriteCloser, toBrowser io.WriteCloser, fromBrowser io.ReadCloser, log *slog.Logger) *Mux {
+func Start(fromDriver io.ReadCloser, toDriver io.WriteCloser, toBrowser io.WriteCloser, fromBrowser io.ReadCloser, cfg Config) *Mux {
+	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Mux{toBrowser: toBrowser, toDriver: toDriver, fromDriver: fromDriver, fromBrowser: fromBrowser, log: log, pending: map[int64]chan []byte{}, done: make(chan struct{})}
+	m := &Mux{toBrowser: toBrowser, toDriver: toDriver, fromDriver: fromDriver, fromBrowser: fromBrowser, log: log, cbor: cfg.CBOR, pending: map[int64]chan []byte{}, done: make(chan struct{})}
 	m.next.Store(firstID)
 	go m.driverToBrowser(fromDriver)
-	go m.browserToDriver(fromBrowser)
+	if cfg.CBOR {
+		go m.browserToDriverCBOR(fromBrowser)
+	} else {
+		go m.browserToDriver(fromBrowser)
+	}
 	return m
 }
 
@@ -96,6 +118,7 @@ func (m *Mux) driverToBrowser(r io.ReadCloser) {
 		m.wmu.Unlock()
 	}()
 	buf := make([]byte, 0, 64<<10)
+	var conv []byte // the CBOR of buf's messages
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -103,8 +126,13 @@ func (m *Mux) driverToBrowser(r io.ReadCloser) {
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if end := bytes.LastIndexByte(buf, 0); end >= 0 {
+			out := buf[:end+1]
+			if m.cbor {
+				out = m.toCBOR(conv[:0], out)
+				conv = out
+			}
 			m.wmu.Lock()
-			_, werr := m.toBrowser.Write(buf[:end+1])
+			_, werr := m.toBrowser.Write(out)
 			m.wmu.Unlock()
 			if werr != nil {
 				return
@@ -159,6 +187,98 @@ func (m *Mux) browserToDriver(r io.ReadCloser) {
 				driverOK = m.writeDriver(rest[:pass])
 			}
 			buf = append(buf[:0], rest[pass:]...)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// toCBOR appends to dst the CBOR of the driver's NUL-terminated JSON
+// messages in msgs. One it cannot convert (the driver writes none) is
+// dropped.
+func (m *Mux) toCBOR(dst, msgs []byte) []byte {
+	for len(msgs) > 0 {
+		i := bytes.IndexByte(msgs, 0)
+		if i < 0 {
+			i = len(msgs)
+		}
+		if i > 0 {
+			c, err := cdpcbor.FromJSON(dst, msgs[:i])
+			if err != nil {
+				m.log.Warn("devtools relay: dropped a command of the driver's", "err", err, "command", fmt.Sprintf("%.200s", msgs[:i]))
+			} else {
+				dst = c
+			}
+		}
+		msgs = msgs[min(i+1, len(msgs)):]
+	}
+	return dst
+}
+
+// maxMessage bounds a message from the browser on a CBOR pipe, whose
+// length comes first: a full-page screenshot or a response body is large,
+// but not this large.
+const maxMessage = 1 << 30
+
+// browserToDriverCBOR is browserToDriver for a CBOR pipe: replies to
+// surf's commands go to their callers as they are, everything else to the
+// driver as JSON. A stream that is not CBOR ends the relay, as the
+// browser's end would: nothing after it can be read.
+func (m *Mux) browserToDriverCBOR(r io.ReadCloser) {
+	defer r.Close()
+	defer m.shut()
+	defer m.fromDriver.Close()
+	defer m.toDriver.Close()
+	buf := make([]byte, 0, 256<<10)
+	var out []byte // JSON for the driver
+	driverOK := true
+	for {
+		if need := cdpcbor.Size(buf); need > maxMessage {
+			m.log.Error("devtools relay: the browser sent a message too large to take", "bytes", need)
+			return
+		} else if need > cap(buf) {
+			buf = append(make([]byte, 0, need), buf...)
+		} else if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		rest := buf
+		out = out[:0]
+		for {
+			size, ferr := cdpcbor.MessageLen(rest)
+			if ferr != nil {
+				m.log.Error("devtools relay: the browser's pipe carries something other than CBOR", "err", ferr)
+				if driverOK && len(out) > 0 {
+					m.writeDriver(out)
+				}
+				return
+			}
+			if size == 0 {
+				break
+			}
+			msg := rest[:size]
+			rest = rest[size:]
+			if id, ok := cdpcbor.ID(msg); ok && id >= firstID && id <= lastID {
+				m.deliver(id, bytes.Clone(msg))
+				continue
+			}
+			if !driverOK {
+				continue
+			}
+			js, cerr := cdpcbor.ToJSON(out, msg)
+			if cerr != nil {
+				m.log.Warn("devtools relay: dropped a message the driver could not have read", "err", cerr)
+				continue
+			}
+			out = append(js, 0)
+		}
+		if driverOK && len(out) > 0 {
+			driverOK = m.writeDriver(out)
+		}
+		if len(rest) != len(buf) {
+			buf = append(buf[:0], rest...)
 		}
 		if err != nil {
 			return
@@ -283,6 +403,14 @@ func (m *Mux) Send(ctx context.Context, session, method string, params any) (*Re
 		b.Write(pj)
 	}
 	b.WriteString("}\x00")
+	msg := b.Bytes()
+	if m.cbor {
+		c, err := cdpcbor.FromJSON(nil, msg[:len(msg)-1])
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", method, err)
+		}
+		msg = c
+	}
 
 	r := &Reply{m: m, id: id, method: method, ch: make(chan []byte, 1)}
 	m.mu.Lock()
@@ -294,7 +422,7 @@ func (m *Mux) Send(ctx context.Context, session, method string, params any) (*Re
 	m.mu.Unlock()
 
 	m.wmu.Lock()
-	_, err := m.toBrowser.Write(b.Bytes())
+	_, err := m.toBrowser.Write(msg)
 	m.wmu.Unlock()
 	if err != nil {
 		r.forget()
@@ -307,9 +435,43 @@ func (m *Mux) Send(ctx context.Context, session, method string, params any) (*Re
 // first abandons the reply; Wait must not be called again after it
 // returned.
 func (r *Reply) Wait(ctx context.Context) ([]byte, error) {
+	res, _, err := r.wait(ctx, false)
+	return res, err
+}
+
+// WaitCBOR is Wait for a caller that also reads CBOR: on a CBOR pipe it
+// returns the result as the browser wrote it, with cbor true, and nothing
+// is converted; on a JSON pipe, and for an error, it is Wait.
+func (r *Reply) WaitCBOR(ctx context.Context) (res []byte, cbor bool, err error) {
+	return r.wait(ctx, true)
+}
+
+func (r *Reply) wait(ctx context.Context, takeCBOR bool) ([]byte, bool, error) {
+	msg, err := r.receive(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if r.m.cbor {
+		if takeCBOR {
+			if res, ok := cdpcbor.Result(msg); ok {
+				return res, true, nil
+			}
+		}
+		js, err := cdpcbor.ToJSON(nil, msg)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: decoding the reply: %w", r.method, err)
+		}
+		msg = js
+	}
+	res, err := result(r.method, msg)
+	return res, false, err
+}
+
+// receive waits for the reply's message.
+func (r *Reply) receive(ctx context.Context) ([]byte, error) {
 	select {
 	case msg := <-r.ch:
-		return result(r.method, msg)
+		return msg, nil
 	case <-ctx.Done():
 		r.forget()
 		return nil, fmt.Errorf("%s: %w", r.method, ctx.Err())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
+	"github.com/surfkit/surf/internal/cdpcbor"
 )
 
 // rig is a Mux between a scripted driver and a scripted browser, over
@@ -27,14 +28,26 @@ type rig struct {
 	browserW io.WriteCloser
 }
 
-func newRig(t *testing.T) *rig {
+// bothModes runs a test against a browser pipe of JSON and one of CBOR.
+func bothModes(t *testing.T, test func(t *testing.T, cbor bool)) {
+	t.Run("json", func(t *testing.T) { test(t, false) })
+	t.Run("cbor", func(t *testing.T) { test(t, true) })
+}
+
+// newRig starts a Mux on in-memory pipes. With cbor, the browser's side of
+// the pipe carries CBOR, as Chromium's --remote-debugging-pipe=cbor, and
+// the rig converts it so that the scripted browser reads and writes JSON.
+func newRig(t *testing.T, cbor bool) *rig {
 	t.Helper()
 	dIn, dW := io.Pipe()  // driver -> mux
 	dR, dOut := io.Pipe() // mux -> driver
 	bR, bIn := io.Pipe()  // mux -> browser
 	bOut, bW := io.Pipe() // browser -> mux
+	if cbor {
+		bR, bOut = cborBrowser(t, bR, bOut)
+	}
 	r := &rig{
-		m:       Start(dIn, dOut, bIn, bOut, nil),
+		m:       Start(dIn, dOut, bIn, bOut, Config{CBOR: cbor}),
 		driverW: dW, toDriver: make(chan string, 100),
 		browserR: bufio.NewReader(bR), browserW: bW,
 	}
@@ -56,6 +69,67 @@ func newRig(t *testing.T) *rig {
 		bR.Close()
 	})
 	return r
+}
+
+// cborBrowser puts converters between the mux and a scripted browser:
+// what the mux writes as CBOR to fromMux the browser reads as JSON from
+// the returned reader, and what the browser writes as JSON to the returned
+// writer reaches the mux as CBOR.
+func cborBrowser(t *testing.T, fromMux *io.PipeReader, toMux *io.PipeReader) (*io.PipeReader, *io.PipeReader) {
+	jsR, jsW := io.Pipe() // to the scripted browser, as JSON
+	go func() {
+		defer jsW.Close()
+		var buf []byte
+		chunk := make([]byte, 32<<10)
+		for {
+			n, err := fromMux.Read(chunk)
+			buf = append(buf, chunk[:n]...)
+			for {
+				size, ferr := cdpcbor.MessageLen(buf)
+				if ferr != nil {
+					t.Errorf("the browser got a message that is not CBOR: %v", ferr)
+					return
+				}
+				if size == 0 {
+					break
+				}
+				js, cerr := cdpcbor.ToJSON(nil, buf[:size])
+				if cerr != nil {
+					t.Errorf("the browser got bad CBOR: %v", cerr)
+					return
+				}
+				buf = buf[size:]
+				if _, err := jsW.Write(append(js, 0)); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	cbR, cbW := io.Pipe() // to the mux, as CBOR
+	go func() {
+		defer cbW.Close()
+		br := bufio.NewReader(toMux)
+		for {
+			s, err := br.ReadBytes(0)
+			if len(s) > 1 {
+				c, cerr := cdpcbor.FromJSON(nil, bytes.TrimSuffix(s, []byte{0}))
+				if cerr != nil {
+					t.Errorf("the scripted browser wrote bad JSON %.80q: %v", s, cerr)
+					return
+				}
+				if _, err := cbW.Write(c); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return jsR, cbR
 }
 
 // driverGot is the driver's next message.
@@ -109,8 +183,10 @@ func write(t *testing.T, w io.Writer, msgs ...string) {
 	}
 }
 
-func TestDriverTrafficPassesUnchanged(t *testing.T) {
-	r := newRig(t)
+func TestDriverTrafficPassesUnchanged(t *testing.T) { bothModes(t, testDriverTrafficPassesUnchanged) }
+
+func testDriverTrafficPassesUnchanged(t *testing.T, cbor bool) {
+	r := newRig(t, cbor)
 	cmds := []string{`{"id":1,"method":"Browser.getVersion"}`, `{"id":2,"method":"Target.setAutoAttach","params":{"autoAttach":true}}`}
 	go write(t, r.driverW, cmds...)
 	for _, want := range cmds {
@@ -162,7 +238,11 @@ func fakeBrowser(t *testing.T, r *rig, answer func(id int64, method, session str
 }
 
 func TestCallGetsItsReplyAndTheDriverDoesNot(t *testing.T) {
-	r := newRig(t)
+	bothModes(t, testCallGetsItsReplyAndTheDriverDoesNot)
+}
+
+func testCallGetsItsReplyAndTheDriverDoesNot(t *testing.T, cbor bool) {
+	r := newRig(t, cbor)
 	fakeBrowser(t, r, func(id int64, method, session string, params jsonv2.Value) string {
 		switch method {
 		case "Target.attachToBrowserTarget":
@@ -219,7 +299,11 @@ func TestCallGetsItsReplyAndTheDriverDoesNot(t *testing.T) {
 // Commands sent without waiting reach the browser in the order sent, and
 // each reply goes to its own command whatever order the replies come in.
 func TestSendKeepsOrderAndMatchesReplies(t *testing.T) {
-	r := newRig(t)
+	bothModes(t, testSendKeepsOrderAndMatchesReplies)
+}
+
+func testSendKeepsOrderAndMatchesReplies(t *testing.T, cbor bool) {
+	r := newRig(t, cbor)
 	ctx := context.Background()
 	type sent struct {
 		rep *Reply
@@ -295,8 +379,10 @@ func TestSendKeepsOrderAndMatchesReplies(t *testing.T) {
 	}
 }
 
-func TestCallGivesUpWithItsContext(t *testing.T) {
-	r := newRig(t)
+func TestCallGivesUpWithItsContext(t *testing.T) { bothModes(t, testCallGivesUpWithItsContext) }
+
+func testCallGivesUpWithItsContext(t *testing.T, cbor bool) {
+	r := newRig(t, cbor)
 	ids := make(chan int64, 1)
 	fakeBrowser(t, r, func(id int64, method, session string, params jsonv2.Value) string {
 		ids <- id
@@ -316,8 +402,10 @@ func TestCallGivesUpWithItsContext(t *testing.T) {
 	}
 }
 
-func TestBrowserGoneFailsCalls(t *testing.T) {
-	r := newRig(t)
+func TestBrowserGoneFailsCalls(t *testing.T) { bothModes(t, testBrowserGoneFailsCalls) }
+
+func testBrowserGoneFailsCalls(t *testing.T, cbor bool) {
+	r := newRig(t, cbor)
 	got := make(chan error, 1)
 	go func() {
 		_, err := r.m.Call(context.Background(), "S", "Page.getLayoutMetrics", nil)
@@ -352,7 +440,11 @@ func TestBrowserGoneFailsCalls(t *testing.T) {
 }
 
 func TestDriverClosingClosesTheBrowserPipe(t *testing.T) {
-	r := newRig(t)
+	bothModes(t, testDriverClosingClosesTheBrowserPipe)
+}
+
+func testDriverClosingClosesTheBrowserPipe(t *testing.T, cbor bool) {
+	r := newRig(t, cbor)
 	r.driverW.Close()
 	if _, err := r.browserR.ReadByte(); err != io.EOF {
 		t.Fatalf("the browser's pipe: %v, want EOF", err)
@@ -410,4 +502,40 @@ func FuzzResult(f *testing.F) {
 			t.Fatalf("result(%q) = %s, want %s (error %v)", msg, raw, env.Result, env.Error)
 		}
 	})
+}
+
+// A browser pipe that carries something other than CBOR, or a message
+// longer than any the relay takes, ends the relay as the browser's exit
+// would: calls fail, the driver's pipe closes.
+func TestCBORPipeWithGarbageEndsTheRelay(t *testing.T) {
+	for name, garbage := range map[string][]byte{
+		"json":      []byte(`{"id":1073741825,"result":{}}` + "\x00"),
+		"too large": {0xd8, 0x18, 0x5a, 0xff, 0xff, 0xff, 0xff, 0xbf},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dIn, dW := io.Pipe()
+			dR, dOut := io.Pipe()
+			bR, bIn := io.Pipe()
+			bOut, bW := io.Pipe()
+			m := Start(dIn, dOut, bIn, bOut, Config{CBOR: true})
+			defer func() { dW.Close(); bW.Close(); dR.Close(); bR.Close() }()
+			go io.Copy(io.Discard, bR)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() {
+				_, err := m.Call(ctx, "", "Browser.getVersion", nil)
+				errc <- err
+			}()
+			if _, err := bW.Write(garbage); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-errc; !errors.Is(err, ErrClosed) {
+				t.Errorf("the call got %v, want ErrClosed", err)
+			}
+			if _, err := io.ReadAll(dR); err != nil {
+				t.Errorf("the driver's pipe: %v", err)
+			}
+		})
+	}
 }

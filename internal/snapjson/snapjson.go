@@ -13,6 +13,9 @@
 //	if err := snapjson.Decode(raw, &res); err != nil {
 //		return err
 //	}
+//
+// DecodeCBOR reads the same result from the CBOR Chromium writes on a
+// binary DevTools pipe (see package cdpcbor), without converting it.
 package snapjson
 
 import (
@@ -60,6 +63,7 @@ func decodeFast(b []byte, r *domsnapshot.CaptureSnapshotResult) error {
 type decoder struct {
 	b    []byte
 	i    int
+	cbor bool      // b is CBOR (see DecodeCBOR)
 	ints []int64   // scratch
 	nums []float64 // scratch
 	lens []int     // scratch
@@ -96,6 +100,9 @@ func (d *decoder) expect(c byte) error {
 // object reads an object, calling member for each member with its name;
 // a name seen twice is refused (the standard decoder refuses it too).
 func (d *decoder) object(member func(name string) error) error {
+	if d.cbor {
+		return d.cborObject(member)
+	}
 	if err := d.expect('{'); err != nil {
 		return err
 	}
@@ -154,6 +161,9 @@ func (d *decoder) name() (string, error) {
 
 // array reads an array, calling elem for each element.
 func (d *decoder) array(elem func() error) error {
+	if d.cbor {
+		return d.cborArray(elem)
+	}
 	if err := d.expect('['); err != nil {
 		return err
 	}
@@ -227,6 +237,9 @@ func (d *decoder) number() (lit []byte, integer bool, err error) {
 
 // int reads an integer that fits an int64 with room to spare.
 func (d *decoder) int() (int64, error) {
+	if d.cbor {
+		return d.cborInt()
+	}
 	lit, integer, err := d.number()
 	if err != nil || !integer || len(lit) > 18 {
 		return 0, errSlow
@@ -248,6 +261,9 @@ func (d *decoder) int() (int64, error) {
 // float reads a number as strconv.ParseFloat does (the standard decoder
 // uses it too).
 func (d *decoder) float() (float64, error) {
+	if d.cbor {
+		return d.cborFloat()
+	}
 	lit, integer, err := d.number()
 	if err != nil {
 		return 0, err
@@ -275,6 +291,9 @@ func (d *decoder) float() (float64, error) {
 
 // str reads a string.
 func (d *decoder) str() (string, error) {
+	if d.cbor {
+		return d.cborStr()
+	}
 	if d.peek() != '"' {
 		return "", errSlow
 	}
