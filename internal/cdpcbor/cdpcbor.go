@@ -110,18 +110,19 @@ func (d *decoder) fail(what string) error {
 	return fmt.Errorf("cdpcbor: %s at byte %d", what, d.i)
 }
 
-// arg reads the argument of the initial byte at d.i (its additional
-// information), leaving d.i after it.
-func (d *decoder) arg() (uint64, error) {
-	if d.i >= len(d.b) {
-		return 0, d.fail("truncated")
+// Arg reads the argument of the CBOR item whose initial byte is b[i]
+// (its length, count or value) and returns it with the index after it; ok
+// is false for a truncated item or an indefinite or reserved length.
+func Arg(b []byte, i int) (v uint64, next int, ok bool) {
+	if i >= len(b) {
+		return 0, i, false
 	}
-	ai := d.b[d.i] & 31
-	d.i++
+	ai := b[i] & 31
+	i++
 	var n int
 	switch {
 	case ai < 24:
-		return uint64(ai), nil
+		return uint64(ai), i, true
 	case ai == 24:
 		n = 1
 	case ai == 25:
@@ -131,17 +132,24 @@ func (d *decoder) arg() (uint64, error) {
 	case ai == 27:
 		n = 8
 	default:
-		d.i--
-		return 0, d.fail("unsupported length")
+		return 0, i - 1, false
 	}
-	if len(d.b)-d.i < n {
-		return 0, d.fail("truncated")
+	if len(b)-i < n {
+		return 0, i - 1, false
 	}
-	var v uint64
-	for _, c := range d.b[d.i : d.i+n] {
+	for _, c := range b[i : i+n] {
 		v = v<<8 | uint64(c)
 	}
-	d.i += n
+	return v, i + n, true
+}
+
+// arg is Arg at the cursor, leaving d.i after the argument.
+func (d *decoder) arg() (uint64, error) {
+	v, next, ok := Arg(d.b, d.i)
+	if !ok {
+		return 0, d.fail("truncated item or unsupported length")
+	}
+	d.i = next
 	return v, nil
 }
 
@@ -280,8 +288,11 @@ func (d *decoder) tagged(depth int) error {
 	return d.fail(fmt.Sprintf("unsupported tag 0x%02x", d.b[d.i]))
 }
 
-func (d *decoder) array(depth int) error {
-	indefinite := d.b[d.i] == 0x9f
+// items reads the header of the array or map at the cursor (definite or
+// indefinite) and calls each once per element, or per member of a map,
+// with its index.
+func (d *decoder) items(each func(k uint64) error) error {
+	indefinite := d.b[d.i]&31 == 31
 	var n uint64
 	if indefinite {
 		d.i++
@@ -291,7 +302,6 @@ func (d *decoder) array(depth int) error {
 			return err
 		}
 	}
-	d.out = append(d.out, '[')
 	for k := uint64(0); ; k++ {
 		if indefinite {
 			if d.i >= len(d.b) {
@@ -299,46 +309,32 @@ func (d *decoder) array(depth int) error {
 			}
 			if d.b[d.i] == 0xff {
 				d.i++
-				break
+				return nil
 			}
 		} else if k == n {
-			break
+			return nil
 		}
+		if err := each(k); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *decoder) array(depth int) error {
+	d.out = append(d.out, '[')
+	err := d.items(func(k uint64) error {
 		if k > 0 {
 			d.out = append(d.out, ',')
 		}
-		if err := d.value(depth + 1); err != nil {
-			return err
-		}
-	}
+		return d.value(depth + 1)
+	})
 	d.out = append(d.out, ']')
-	return nil
+	return err
 }
 
 func (d *decoder) object(depth int) error {
-	indefinite := d.b[d.i] == 0xbf
-	var n uint64
-	if indefinite {
-		d.i++
-	} else {
-		var err error
-		if n, err = d.arg(); err != nil {
-			return err
-		}
-	}
 	d.out = append(d.out, '{')
-	for k := uint64(0); ; k++ {
-		if indefinite {
-			if d.i >= len(d.b) {
-				return d.fail("truncated")
-			}
-			if d.b[d.i] == 0xff {
-				d.i++
-				break
-			}
-		} else if k == n {
-			break
-		}
+	err := d.items(func(k uint64) error {
 		if k > 0 {
 			d.out = append(d.out, ',')
 		}
@@ -349,12 +345,10 @@ func (d *decoder) object(depth int) error {
 			return err
 		}
 		d.out = append(d.out, ':')
-		if err := d.value(depth + 1); err != nil {
-			return err
-		}
-	}
+		return d.value(depth + 1)
+	})
 	d.out = append(d.out, '}')
-	return nil
+	return err
 }
 
 // appendFloat writes f as JavaScript would: integers below 1e21 without
@@ -496,36 +490,15 @@ func (d *decoder) skip(depth int) error {
 	case 2, 3:
 		_, err := d.bytesArg()
 		return err
-	case 4, 5:
-		indefinite := c&31 == 31
-		var n uint64
-		if indefinite {
-			d.i++
-		} else {
-			var err error
-			if n, err = d.arg(); err != nil {
-				return err
-			}
-			if c>>5 == 5 {
-				n *= 2
-			}
-		}
-		for k := uint64(0); ; k++ {
-			if indefinite {
-				if d.i >= len(d.b) {
-					return d.fail("truncated")
-				}
-				if d.b[d.i] == 0xff {
-					d.i++
-					return nil
-				}
-			} else if k == n {
-				return nil
-			}
+	case 4:
+		return d.items(func(uint64) error { return d.skip(depth + 1) })
+	case 5:
+		return d.items(func(uint64) error {
 			if err := d.skip(depth + 1); err != nil {
 				return err
 			}
-		}
+			return d.skip(depth + 1)
+		})
 	case 6:
 		switch {
 		case c == 0xd8 && d.i+1 < len(d.b) && d.b[d.i+1] == 0x18: // an envelope

@@ -110,36 +110,14 @@ func (d *decoder) cborArray(elem func() error) error {
 
 // cborArg reads the argument of the item at the cursor, of major type mt.
 func (d *decoder) cborArg(mt byte) (uint64, error) {
-	b, i := d.b, d.i
-	if i >= len(b) || b[i]>>5 != mt {
+	if d.i >= len(d.b) || d.b[d.i]>>5 != mt {
 		return 0, errSlow
 	}
-	ai := b[i] & 31
-	i++
-	var n int
-	switch {
-	case ai < 24:
-		d.i = i
-		return uint64(ai), nil
-	case ai == 24:
-		n = 1
-	case ai == 25:
-		n = 2
-	case ai == 26:
-		n = 4
-	case ai == 27:
-		n = 8
-	default:
+	v, next, ok := cdpcbor.Arg(d.b, d.i)
+	if !ok {
 		return 0, errSlow
 	}
-	if len(b)-i < n {
-		return 0, errSlow
-	}
-	var v uint64
-	for _, c := range b[i : i+n] {
-		v = v<<8 | uint64(c)
-	}
-	d.i = i + n
+	d.i = next
 	return v, nil
 }
 
