@@ -513,10 +513,10 @@ func (b *Board) replicasOf(have map[string]jetstream.StreamConfig) int {
 // sameStream reports whether a stream's configuration already has the
 // settings surf gives it in want, a zero limit meaning the server's
 // default (its other settings are the server's defaults or a person's, and
-// are not surf's to change). Opening the board
-// updates only a stream that differs: an update is a write to the stream's
-// store, and nats-server v2.15 races it against a consumer being created
-// on the same stream by another process (a watcher of the task bucket).
+// are not surf's to change). Opening the board updates only a stream that
+// differs: an update is a write to the stream's store, and nats-server
+// v2.15 races it against a consumer being created on the same stream by
+// another process (a watcher of the task bucket).
 func sameStream(have, want jetstream.StreamConfig) bool {
 	return have.Description == want.Description && have.Storage == want.Storage &&
 		have.Replicas == want.Replicas && have.Retention == want.Retention &&
