@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -408,21 +409,29 @@ func (b *Board) setup(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return retry(ctx, func(ctx context.Context) error {
-		r, err := b.replicas(ctx)
+		have, err := b.streams(ctx)
 		if err != nil {
 			return err
 		}
-		if b.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		r := b.replicasOf(have)
+		tasks := jetstream.KeyValueConfig{
 			Bucket: TasksBucket, Description: "surf task records", History: 1,
 			Storage: jetstream.FileStorage, Replicas: r,
-		}); err != nil {
+		}
+		if b.kv, err = ensureKV(ctx, js, have, tasks); err != nil {
 			return fmt.Errorf("the task bucket: %w", err)
 		}
-		if b.ready, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		ready := jetstream.StreamConfig{
 			Name: ReadyStream, Description: "surf tasks ready to run", Subjects: []string{readySubject},
 			Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: r,
 			Duplicates: 10 * time.Minute,
-		}); err != nil {
+		}
+		if sameStream(have[ReadyStream], ready) {
+			b.ready, err = js.Stream(ctx, ReadyStream)
+		} else {
+			b.ready, err = js.CreateOrUpdateStream(ctx, ready)
+		}
+		if err != nil {
 			return fmt.Errorf("the ready stream: %w", err)
 		}
 		// the consumer's lease is the board's setting: set when the
@@ -434,48 +443,107 @@ func (b *Board) setup(ctx context.Context) error {
 		} else if err != nil {
 			return err
 		}
-		if b.files, err = fjs.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		files := jetstream.ObjectStoreConfig{
 			Bucket: FilesBucket, Description: "surf journals, images and reports",
 			Storage: jetstream.FileStorage, Replicas: r,
-		}); err != nil {
+		}
+		if sameStream(have["OBJ_"+FilesBucket], objectStream(files)) {
+			b.files, err = fjs.ObjectStore(ctx, FilesBucket)
+		} else {
+			b.files, err = fjs.CreateOrUpdateObjectStore(ctx, files)
+		}
+		if err != nil {
 			return fmt.Errorf("the file store: %w", err)
 		}
 		// the saved states' store is made by the first PutState; one
 		// that exists grows with the board
-		if _, err := js.Stream(ctx, "OBJ_"+StatesBucket); err == nil {
-			if _, err := b.stateStoreConfig(ctx, r); err != nil {
+		if c, ok := have["OBJ_"+StatesBucket]; ok && !sameStream(c, objectStream(stateStoreConfig(r))) {
+			if _, err := b.createStateStore(ctx, r); err != nil {
 				return fmt.Errorf("the saved states' store: %w", err)
 			}
-		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return err
 		}
 		// so is the plans' bucket, made by the first plan (plans.go)
-		if _, err := js.Stream(ctx, "KV_"+PlansBucket); err == nil {
+		if c, ok := have["KV_"+PlansBucket]; ok && !sameStream(c, kvStream(plansConfig(r))) {
 			if _, err := js.CreateOrUpdateKeyValue(ctx, plansConfig(r)); err != nil {
 				return fmt.Errorf("the plans' bucket: %w", err)
 			}
-		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return err
 		}
 		return nil
 	})
 }
 
-// replicas is the replication to create or update the board's streams
-// with: the configured one, never fewer than the board has now.
-func (b *Board) replicas(ctx context.Context) (int, error) {
-	r := max(b.cfg.Replicas, 1)
-	for _, name := range []string{"KV_" + TasksBucket, ReadyStream, "OBJ_" + FilesBucket, "OBJ_" + StatesBucket, "KV_" + PlansBucket} {
+// boardStreams are the streams behind the board's buckets and queue.
+var boardStreams = []string{"KV_" + TasksBucket, ReadyStream, "OBJ_" + FilesBucket, "OBJ_" + StatesBucket, "KV_" + PlansBucket}
+
+// streams returns the configuration of each of the board's streams that
+// exists.
+func (b *Board) streams(ctx context.Context) (map[string]jetstream.StreamConfig, error) {
+	out := map[string]jetstream.StreamConfig{}
+	for _, name := range boardStreams {
 		s, err := b.js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		r = max(r, s.CachedInfo().Config.Replicas)
+		out[name] = s.CachedInfo().Config
 	}
-	return r, nil
+	return out, nil
+}
+
+// replicas is the replication to create or update the board's streams
+// with: the configured one, never fewer than the board has now.
+func (b *Board) replicas(ctx context.Context) (int, error) {
+	have, err := b.streams(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return b.replicasOf(have), nil
+}
+
+func (b *Board) replicasOf(have map[string]jetstream.StreamConfig) int {
+	r := max(b.cfg.Replicas, 1)
+	for _, c := range have {
+		r = max(r, c.Replicas)
+	}
+	return r
+}
+
+// sameStream reports whether a stream's configuration already has the
+// settings surf gives it in want, a zero limit meaning the server's
+// default (its other settings are the server's defaults or a person's, and
+// are not surf's to change). Opening the board updates only a stream that
+// differs: an update is a write to the stream's store, and nats-server
+// v2.15 races it against a consumer being created on the same stream by
+// another process (a watcher of the task bucket).
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return have.Description == want.Description && have.Storage == want.Storage &&
+		have.Replicas == want.Replicas && have.Retention == want.Retention &&
+		(want.MaxMsgsPerSubject == 0 || have.MaxMsgsPerSubject == want.MaxMsgsPerSubject) &&
+		(want.Duplicates == 0 || have.Duplicates == want.Duplicates) &&
+		(want.Subjects == nil || slices.Equal(have.Subjects, want.Subjects))
+}
+
+// kvStream is the part of a key-value bucket's stream that sameStream
+// compares: nats.go keeps History as the stream's MaxMsgsPerSubject.
+func kvStream(c jetstream.KeyValueConfig) jetstream.StreamConfig {
+	return jetstream.StreamConfig{Description: c.Description, Storage: c.Storage, Replicas: max(c.Replicas, 1), MaxMsgsPerSubject: int64(max(c.History, 1))}
+}
+
+// objectStream is the part of an object store's stream that sameStream
+// compares.
+func objectStream(c jetstream.ObjectStoreConfig) jetstream.StreamConfig {
+	return jetstream.StreamConfig{Description: c.Description, Storage: c.Storage, Replicas: max(c.Replicas, 1)}
+}
+
+// ensureKV opens a key-value bucket, creating it or updating its settings
+// only when they are not cfg's already (see sameStream).
+func ensureKV(ctx context.Context, js jetstream.JetStream, have map[string]jetstream.StreamConfig, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	if sameStream(have["KV_"+cfg.Bucket], kvStream(cfg)) {
+		return js.KeyValue(ctx, cfg.Bucket)
+	}
+	return js.CreateOrUpdateKeyValue(ctx, cfg)
 }
 
 func (b *Board) ensureConsumer(ctx context.Context, lease time.Duration) error {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 func openTest(t *testing.T, dir string) *Board {
@@ -459,3 +462,68 @@ func TestRunPanicFailsTask(t *testing.T) {
 // setEntry writes to m; given a nil map it panics with a runtime error, as
 // a worker's bug would.
 func setEntry(m map[string]int) { m["x"] = 1 }
+
+// Opening a board that exists changes none of its streams, unless one's
+// settings are not the board's: an update is a write that nats-server
+// v2.15 races against consumers another process creates meanwhile.
+func TestReopenUpdatesOnlyWhatDiffers(t *testing.T) {
+	dir := t.TempDir()
+	ctx := testCtx(t)
+	first := openTest(t, dir)
+	// every stream the board may have
+	if _, err := first.plans(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.stateStore(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	have, err := first.streams(ctx)
+	if err != nil || len(have) != len(boardStreams) {
+		t.Fatalf("streams: %v, %d of %d", err, len(have), len(boardStreams))
+	}
+	updates := func(open func()) []string {
+		t.Helper()
+		var mu sync.Mutex
+		var subjects []string
+		sub, err := first.nc.Subscribe("$JS.API.STREAM.UPDATE.>", func(m *nats.Msg) {
+			mu.Lock()
+			subjects = append(subjects, m.Subject)
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		if err := first.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		open()
+		if err := first.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(subjects)
+	}
+	if got := updates(func() { openTest(t, dir) }); len(got) != 0 {
+		t.Fatalf("reopening an unchanged board updated %v", got)
+	}
+	// A stream whose description someone changed is set back.
+	s, err := first.js.Stream(ctx, "KV_"+TasksBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.CachedInfo().Config
+	want := c.Description
+	c.Description = "changed by hand"
+	if _, err := first.js.UpdateStream(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got := updates(func() { openTest(t, dir) })
+	if !slices.Equal(got, []string{"$JS.API.STREAM.UPDATE.KV_" + TasksBucket}) {
+		t.Fatalf("reopening after a change updated %v, want the task bucket's stream alone", got)
+	}
+	if s, err = first.js.Stream(ctx, "KV_"+TasksBucket); err != nil || s.CachedInfo().Config.Description != want {
+		t.Fatalf("description after reopening: %v %q", err, s.CachedInfo().Config.Description)
+	}
+}

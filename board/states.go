@@ -248,14 +248,19 @@ func (b *Board) stateStore(ctx context.Context, create bool) (jetstream.ObjectSt
 	if err != nil {
 		return nil, err
 	}
-	return b.stateStoreConfig(ctx, r)
+	return b.createStateStore(ctx, r)
 }
 
-func (b *Board) stateStoreConfig(ctx context.Context, replicas int) (jetstream.ObjectStore, error) {
-	return b.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+func (b *Board) createStateStore(ctx context.Context, replicas int) (jetstream.ObjectStore, error) {
+	return b.js.CreateOrUpdateObjectStore(ctx, stateStoreConfig(replicas))
+}
+
+// stateStoreConfig is the saved states' store's configuration.
+func stateStoreConfig(replicas int) jetstream.ObjectStoreConfig {
+	return jetstream.ObjectStoreConfig{
 		Bucket: StatesBucket, Description: "surf saved states, encrypted with age",
 		Storage: jetstream.FileStorage, Replicas: replicas,
-	})
+	}
 }
 
 func stateInfo(oi *jetstream.ObjectInfo) StateInfo {

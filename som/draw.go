@@ -36,22 +36,40 @@ func Render(img image.Image, labels []Label, opts Options) image.Image {
 	return render(img, labels, opts.config())
 }
 
+// RenderInPlace is Render drawing on img itself rather than a copy, for a
+// caller that owns img and wants only the drawn result (jpegpatch's
+// pixels, re-encoded where Footprint says they changed). img must take
+// Render's Y'CbCr path (a known subsampling, bounds at non-negative
+// coordinates, planes that cover them): for one that does not,
+// RenderInPlace draws nothing and reports false.
+func RenderInPlace(img *image.YCbCr, labels []Label, opts Options) bool {
+	if img == nil || !ycbcrOK(img) {
+		return false
+	}
+	cfg := opts.config()
+	drawOn(newYCbCrCanvas(img), img.Bounds(), labels, cfg)
+	return true
+}
+
 func render(img image.Image, labels []Label, cfg config) image.Image {
-	var c canvas
-	var out image.Image
 	if y, ok := img.(*image.YCbCr); ok && ycbcrOK(y) {
 		dst := cloneYCbCr(y)
-		c, out = newYCbCrCanvas(dst), dst
-	} else {
-		dst := cloneRGBA(img)
-		c, out = &rgbaCanvas{dst}, dst
+		drawOn(newYCbCrCanvas(dst), dst.Bounds(), labels, cfg)
+		return dst
 	}
+	dst := cloneRGBA(img)
+	drawOn(&rgbaCanvas{dst}, dst.Bounds(), labels, cfg)
+	return dst
+}
+
+// drawOn paints the labels on c, greyed first if cfg says so, and flushes
+// it.
+func drawOn(c canvas, bounds image.Rectangle, labels []Label, cfg config) {
 	if cfg.gray {
 		c.gray()
 	}
-	paint(c, out.Bounds(), labels, cfg)
+	paint(c, bounds, labels, cfg)
 	c.flush()
-	return out
 }
 
 // paint draws the labels' outlines, leader lines and tags on c.

@@ -336,3 +336,55 @@ func TestDrawConcurrent(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// RenderInPlace draws what Render draws, into its input, and changes only
+// pixels inside the footprint; it refuses images off the Y'CbCr path.
+func TestRenderInPlace(t *testing.T) {
+	s := linkList()
+	src := toYCbCr(t, page(s.w, s.h, 1), image.YCbCrSubsampleRatio420)
+	for _, opts := range []Options{{}, {Stroke: 3, FontSize: 18}} {
+		labels := Layout(src.Bounds(), s.marks, opts)
+		want := Render(src, labels, opts).(*image.YCbCr)
+		got := toYCbCr(t, page(s.w, s.h, 1), image.YCbCrSubsampleRatio420)
+		if !RenderInPlace(got, labels, opts) {
+			t.Fatal("RenderInPlace refused a plain 4:2:0 image")
+		}
+		if !bytes.Equal(got.Y, want.Y) || !bytes.Equal(got.Cb, want.Cb) || !bytes.Equal(got.Cr, want.Cr) {
+			t.Fatal("RenderInPlace drew otherwise than Render")
+		}
+		if bytes.Equal(got.Y, src.Y) {
+			t.Fatal("RenderInPlace drew nothing")
+		}
+		// Luma changes inside the footprint only, chroma in the samples
+		// of its pixels only.
+		fp := Footprint(src.Bounds(), labels, opts)
+		chroma := make([]bool, len(src.Cb))
+		for y := 0; y < s.h; y++ {
+			for x := 0; x < s.w; x++ {
+				in := false
+				for _, r := range fp {
+					in = in || image.Pt(x, y).In(r)
+				}
+				if in {
+					chroma[src.COffset(x, y)] = true
+				} else if o := src.YOffset(x, y); got.Y[o] != src.Y[o] {
+					t.Fatalf("pixel (%d,%d) outside the footprint changed", x, y)
+				}
+			}
+		}
+		for o, ok := range chroma {
+			if !ok && (got.Cb[o] != src.Cb[o] || got.Cr[o] != src.Cr[o]) {
+				t.Fatalf("chroma sample %d, of no pixel in the footprint, changed", o)
+			}
+		}
+	}
+	for name, img := range map[string]*image.YCbCr{
+		"nil":             nil,
+		"negative origin": image.NewYCbCr(image.Rect(-7, -3, 60, 40), image.YCbCrSubsampleRatio420),
+		"short planes":    {Y: make([]uint8, 10), Cb: make([]uint8, 2), Cr: make([]uint8, 2), YStride: 100, CStride: 50, SubsampleRatio: image.YCbCrSubsampleRatio420, Rect: image.Rect(0, 0, 100, 100)},
+	} {
+		if RenderInPlace(img, []Label{{ID: 1, Box: image.Rect(0, 0, 10, 10)}}, Options{}) {
+			t.Errorf("%s: RenderInPlace took it", name)
+		}
+	}
+}

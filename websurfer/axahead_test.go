@@ -126,3 +126,107 @@ func TestAXReadAhead(t *testing.T) {
 		t.Errorf("the new document's observation:\n%s", strings.Join(names(other), "\n"))
 	}
 }
+
+// TestFrameBoxesReadAhead checks the frame-box reads an observation sends
+// ahead (boxAhead): an iframe moved, padded or zoomed since the last
+// observation places its elements where they are at the snapshot; an
+// iframe added is read as before; the same page read with nothing sent
+// ahead places every element alike; and a new document gets none of the
+// old one's reads.
+func TestFrameBoxesReadAhead(t *testing.T) {
+	sites := browsertest.ServeSites(t)
+	sites.Handle("/boxes", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><html><head><title>Boxes</title><style>body { margin: 0; font: 16px sans-serif } iframe { border: 0; width: 300px; height: 120px; display: block }</style></head><body>
+<div id="spacer" style="height: 40px"></div>
+<iframe id="one" srcdoc="<body style='margin:0'><button>Inside one</button></body>"></iframe>
+<iframe id="two" srcdoc="<body style='margin:0'><button>Inside two</button></body>"></iframe>
+<div id="more"></div></body></html>`)
+	})
+	ctx := context.Background()
+	s := newSurfer(t, Config{})
+	gotoPage(t, s, sites.A+"/boxes")
+	tb := s.tabs[s.active]
+	box := func(o *Observation, name string) Box {
+		t.Helper()
+		for _, e := range o.Elements {
+			if e.Name == name {
+				return e.Box
+			}
+		}
+		t.Fatalf("no element %q among %+v", name, o.Elements)
+		return Box{}
+	}
+
+	first, err := s.ObserveFresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.boxSent != 0 || first.boxAhead != 0 {
+		t.Fatalf("the first observation of a document sent %d frame-box reads ahead and took %d", first.boxSent, first.boxAhead)
+	}
+	if len(tb.boxSeen.ids) != 2 {
+		t.Fatalf("the observation kept %d iframe elements to read ahead, want 2", len(tb.boxSeen.ids))
+	}
+	if b := box(first, "Inside one"); b.Y != 40 {
+		t.Fatalf("the first iframe's button is at %+v, want y 40", b)
+	}
+
+	// Moved, padded and zoomed since: the reads ahead must see it.
+	if _, err := s.Page().Evaluate(`() => {
+		document.getElementById('spacer').style.height = '100px';
+		document.getElementById('one').style.padding = '10px 0 0 30px';
+		document.getElementById('two').style.zoom = '2';
+		const f = document.createElement('iframe');
+		f.srcdoc = "<body style='margin:0'><button>Inside three</button></body>";
+		document.getElementById('more').append(f);
+	}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Page().Locator("iframe >> nth=2").ContentFrame().GetByText("Inside three").WaitFor(); err != nil {
+		t.Fatal(err)
+	}
+	ahead, err := s.ObserveFresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ahead.boxSent != 2 || ahead.boxAhead != 2 {
+		t.Fatalf("the second observation sent %d frame-box reads ahead and took %d, want 2 and 2", ahead.boxSent, ahead.boxAhead)
+	}
+	one, two := box(ahead, "Inside one"), box(ahead, "Inside two")
+	if one.X != 30 || one.Y != 110 {
+		t.Errorf("the moved, padded iframe's button is at %+v, want (30, 110)", one)
+	}
+	if two.Y != 230 || two.W <= box(first, "Inside two").W*1.5 {
+		t.Errorf("the moved, zoomed iframe's button is at %+v (it was %+v), want y 230 (100 + 120 + 10) and twice as wide", two, box(first, "Inside two"))
+	}
+	box(ahead, "Inside three")
+
+	// The same page read with nothing sent ahead places them alike.
+	tb.boxSeen = boxSeen{}
+	plain, err := s.ObserveFresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.boxSent != 0 {
+		t.Fatalf("an observation with nothing kept sent %d frame-box reads ahead", plain.boxSent)
+	}
+	for _, name := range []string{"Inside one", "Inside two", "Inside three"} {
+		if a, p := box(ahead, name), box(plain, name); a != p {
+			t.Errorf("%s: read ahead at %+v, read after the snapshot at %+v", name, a, p)
+		}
+	}
+
+	// A new document: nothing of the old one's is sent.
+	gotoPage(t, s, sites.A+"/boxes?again")
+	other, err := s.ObserveFresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.boxSent != 0 || other.boxAhead != 0 {
+		t.Errorf("a new document's observation sent %d frame-box reads ahead for the old one's iframes, and took %d", other.boxSent, other.boxAhead)
+	}
+	if b := box(other, "Inside one"); b.Y != 40 {
+		t.Errorf("the new document's first iframe's button is at %+v, want y 40", b)
+	}
+}

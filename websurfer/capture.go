@@ -40,8 +40,12 @@ func sessOf(fs *frameSnap) *cdpSession {
 
 // capturePage reads the active tab for an observation: its layout metrics
 // and DOM snapshot, those of its out-of-process frames, and where its
-// iframe elements show their documents. The accessibility reads of ahead
-// are sent right behind the page's snapshot.
+// iframe elements show their documents. On the direct session the reads
+// are sent in the order the renderer is to run them: the metrics, the
+// snapshot, then the frame boxes and the accessibility reads of ahead. (The
+// metrics, sent from a goroutine of their own, used to land behind up to a
+// hundred accessibility reads, and the frame boxes, asked for once the
+// snapshot was read, behind all of them.)
 func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perception.Capture, error) {
 	frames := s.outOfProcessFrames(ctx, t)
 	var (
@@ -50,17 +54,28 @@ func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perc
 		mErr    error
 		mainRes *domsnapshot.CaptureSnapshotResult
 		mainErr error
+		boxes   *boxAhead
 	)
+	metricsWait := func() error { return t.sess.Call(ctx, page.CommandGetLayoutMetrics, nil, &metrics) }
+	wait := func() (*domsnapshot.CaptureSnapshotResult, error) { return captureSnapshot(ctx, t.sess) }
+	if t.sess.direct != nil {
+		reply, err := t.sess.sendDirect(ctx, page.CommandGetLayoutMetrics, nil)
+		metricsWait = func() error {
+			if err != nil {
+				return err
+			}
+			return reply(ctx, &metrics)
+		}
+		wait = sendSnapshot(ctx, t.sess)
+		boxes = sendBoxesAhead(ctx, t)
+		ahead.boxes = boxes
+		ahead.send(ctx)
+	}
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		mErr = t.sess.Call(ctx, page.CommandGetLayoutMetrics, nil, &metrics)
+		mErr = metricsWait()
 	}()
-	wait := func() (*domsnapshot.CaptureSnapshotResult, error) { return captureSnapshot(ctx, t.sess) }
-	if t.sess.direct != nil {
-		wait = sendSnapshot(ctx, t.sess)
-		ahead.send(ctx)
-	}
 	go func() {
 		defer wg.Done()
 		mainRes, mainErr = wait()
@@ -81,14 +96,14 @@ func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perc
 	if err := errors.Join(mErr, mainErr); err != nil {
 		return nil, err
 	}
-	return s.assemble(ctx, t, &metrics, mainRes, reads), nil
+	return s.assemble(ctx, t, &metrics, mainRes, reads, boxes), nil
 }
 
 // assemble puts what was read into a perception.Capture: the frame boxes
-// are read, and each out-of-process frame is given its parent and the
-// iframe element showing it.
-func (s *Surfer) assemble(ctx context.Context, t *tab, metrics *page.GetLayoutMetricsResult, mainRes *domsnapshot.CaptureSnapshotResult, reads []*frameRead) *perception.Capture {
-	boxes := s.readFrameBoxes(ctx, t, mainRes, reads)
+// are read (those sent ahead from their replies), and each out-of-process
+// frame is given its parent and the iframe element showing it.
+func (s *Surfer) assemble(ctx context.Context, t *tab, metrics *page.GetLayoutMetricsResult, mainRes *domsnapshot.CaptureSnapshotResult, reads []*frameRead, ahead *boxAhead) *perception.Capture {
+	boxes := s.readFrameBoxes(ctx, t, mainRes, reads, ahead)
 	c := &perception.Capture{URL: t.page.URL(), Metrics: metrics, Main: mainRes, Boxes: boxes[t.sess], Handle: t.sess}
 	index := map[playwright.Frame]int{}
 	for i, r := range reads {
@@ -239,6 +254,7 @@ type axAhead struct {
 	rnav    int64 // the tab's rnav when the observation began
 	replies map[cdp.BackendNodeID]axReply
 	used    atomic.Int32 // the replies read
+	boxes   *boxAhead    // the frame boxes sent ahead with them, if any
 }
 
 // axSeen is what a tab's last observation read of the accessibility tree:

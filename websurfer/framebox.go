@@ -3,7 +3,9 @@ package websurfer
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
@@ -28,16 +30,22 @@ type frameBoxes map[*cdpSession]map[cdp.BackendNodeID]perception.FrameBox
 // documents, and the iframe of each out-of-process frame in its parent's
 // session. The calls run concurrently; an iframe whose box cannot be read
 // is left out (the snapshot's estimate is used for it).
-func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapshot.CaptureSnapshotResult, reads []*frameRead) frameBoxes {
+//
+// The boxes of the tab's own iframe elements that ahead asked for are read
+// from its replies; the iframe elements of this snapshot are kept for the
+// next observation to send ahead.
+func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapshot.CaptureSnapshotResult, reads []*frameRead, ahead *boxAhead) frameBoxes {
 	type job struct {
 		sess *cdpSession
 		id   cdp.BackendNodeID
 		o    *oopif // an out-of-process frame whose owner id is not known yet
 	}
 	var jobs []job
-	for _, id := range perception.OwnerIDs(mainRes) {
+	owners := perception.OwnerIDs(mainRes)
+	for _, id := range owners {
 		jobs = append(jobs, job{sess: t.sess, id: id})
 	}
+	ahead.keep(owners)
 	byFrame := map[playwright.Frame]*oopif{}
 	for _, r := range reads {
 		byFrame[r.o.frame] = r.o
@@ -80,7 +88,16 @@ func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapsho
 				id = res.BackendNodeID
 				j.o.owner = int64(id) // each frame's owner is read by this goroutine only
 			}
-			b, ok := contentBoxOf(ctx, j.sess, id)
+			var b perception.FrameBox
+			var ok bool
+			if reply := ahead.sentFor(j.sess, id); reply != nil {
+				var res dom.GetBoxModelResult
+				if reply(ctx, &res) == nil {
+					b, ok = contentBox(res)
+				}
+			} else {
+				b, ok = contentBoxOf(ctx, j.sess, id)
+			}
 			if !ok {
 				return
 			}
@@ -101,7 +118,15 @@ func (s *Surfer) readFrameBoxes(ctx context.Context, t *tab, mainRes *domsnapsho
 // quad's width over its width in its own CSS pixels.
 func contentBoxOf(ctx context.Context, sess *cdpSession, id cdp.BackendNodeID) (perception.FrameBox, bool) {
 	res, err := cdp.Call(ctx, sess, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: id})
-	if err != nil || res.Model == nil || len(res.Model.Content) != 8 || len(res.Model.Border) != 8 {
+	if err != nil {
+		return perception.FrameBox{}, false
+	}
+	return contentBox(res)
+}
+
+// contentBox is contentBoxOf's reading of DOM.getBoxModel's result.
+func contentBox(res dom.GetBoxModelResult) (perception.FrameBox, bool) {
+	if res.Model == nil || len(res.Model.Content) != 8 || len(res.Model.Border) != 8 {
 		return perception.FrameBox{}, false
 	}
 	c, b := quadBounds(res.Model.Content), quadBounds(res.Model.Border)
@@ -122,4 +147,72 @@ func quadBounds(q dom.Quad) rect {
 	x0, y0 := math.Min(math.Min(q[0], q[2]), math.Min(q[4], q[6])), math.Min(math.Min(q[1], q[3]), math.Min(q[5], q[7]))
 	x1, y1 := math.Max(math.Max(q[0], q[2]), math.Max(q[4], q[6])), math.Max(math.Max(q[1], q[3]), math.Max(q[5], q[7]))
 	return rect{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
+}
+
+// maxBoxesAhead bounds the frame-box reads sent ahead of an observation.
+const maxBoxesAhead = 32
+
+// boxAhead is an observation's frame-box reads sent before its snapshot
+// is read, as axAhead's accessibility reads are: DOM.getBoxModel of the
+// iframe elements the tab's last observation of the same document placed,
+// on the direct session right behind the snapshot and before the
+// accessibility reads, for the renderer to answer while surf decodes the
+// snapshot. They run after the snapshot, so what they say is no older
+// than it. readFrameBoxes takes the replies of the iframes the snapshot
+// still has and asks for the others; the rest are dropped as they come. A
+// nil *boxAhead has nothing sent and keeps nothing.
+type boxAhead struct {
+	t       *tab
+	rnav    int64
+	replies map[cdp.BackendNodeID]axReply
+	used    atomic.Int32
+}
+
+// boxSeen is the iframe elements a tab's last observation placed in its
+// own document, and the tab's rnav then.
+type boxSeen struct {
+	rnav int64
+	ids  []cdp.BackendNodeID
+}
+
+// sendBoxesAhead sends the box reads of the iframe elements the tab's last
+// observation of the same document placed; it is called right after the
+// snapshot is sent on the direct session.
+func sendBoxesAhead(ctx context.Context, t *tab) *boxAhead {
+	a := &boxAhead{t: t, rnav: t.rnav.Load()}
+	seen := t.boxSeen
+	if t.sess.direct == nil || len(seen.ids) == 0 || seen.rnav != a.rnav {
+		return a
+	}
+	a.replies = make(map[cdp.BackendNodeID]axReply, len(seen.ids))
+	for _, id := range seen.ids {
+		wait, err := t.sess.sendDirect(ctx, dom.CommandGetBoxModel, dom.GetBoxModelParams{BackendNodeID: id})
+		if err != nil {
+			break // the others are asked for when wanted
+		}
+		a.replies[id] = wait
+	}
+	return a
+}
+
+// sentFor returns the reply of the read of id sent ahead on sess, nil if
+// none was.
+func (a *boxAhead) sentFor(sess *cdpSession, id cdp.BackendNodeID) axReply {
+	if a == nil || sess != a.t.sess {
+		return nil
+	}
+	r := a.replies[id]
+	if r != nil {
+		a.used.Add(1)
+	}
+	return r
+}
+
+// keep records the iframe elements of the tab's own document, for the
+// next observation to send ahead.
+func (a *boxAhead) keep(ids []cdp.BackendNodeID) {
+	if a == nil {
+		return
+	}
+	a.t.boxSeen = boxSeen{rnav: a.rnav, ids: slices.Clone(ids[:min(len(ids), maxBoxesAhead)])}
 }

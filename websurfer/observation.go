@@ -69,6 +69,8 @@ type Observation struct {
 	// axSent counts the accessibility reads sent ahead of knowing what
 	// it lists, and axAhead those it took its data from (see axAhead).
 	axSent, axAhead int
+	// boxSent and boxAhead are the same for the frame boxes (boxAhead).
+	boxSent, boxAhead int
 }
 
 // Timing is how long an observation's phases took. The screenshot is

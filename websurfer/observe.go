@@ -298,6 +298,9 @@ func (s *Surfer) observeOnce(ctx context.Context) (*Observation, error) {
 	ahead := newAXAhead(t)
 	c, err := s.capturePage(ctx, t, ahead)
 	obs.Timing.Snapshot = time.Since(t0)
+	if b := ahead.boxes; b != nil {
+		obs.boxSent, obs.boxAhead = len(b.replies), int(b.used.Load())
+	}
 	if err != nil {
 		<-shotc
 		return nil, err
@@ -504,8 +507,9 @@ func (s *Surfer) drawMarks(raw []byte, jp *jpegpatch.Image, marks []som.Mark, te
 		opts.MaxDetach = maxDetach(opts)
 		labels := som.Layout(b, marks, opts)
 		fp := som.Footprint(b, labels, opts)
-		img, ok := som.Render(jp.Pixels(fp), labels, opts).(*image.YCbCr)
-		if ok && jp.Update(img, fp) == nil {
+		// jp is this drawing's own: its pixels are drawn on in place.
+		img := jp.Pixels(fp)
+		if som.RenderInPlace(img, labels, opts) && jp.Update(img, fp) == nil {
 			var buf bytes.Buffer
 			if err := jp.Encode(&buf); err == nil {
 				return buf.Bytes(), b.Dx(), b.Dy(), droppedIDs(labels), nil

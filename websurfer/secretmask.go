@@ -149,7 +149,7 @@ func (s *Surfer) maskNow(ctx context.Context, t *tab, raw []byte, quality int) (
 	}
 	// Frames are placed where the browser shows them (padding included),
 	// as observations place them.
-	p, err := perception.Parse(s.assemble(ctx, t, &m, res, reads))
+	p, err := perception.Parse(s.assemble(ctx, t, &m, res, reads, nil))
 	if err != nil {
 		return nil, fmt.Errorf("reading the page to mask secrets: %w", err)
 	}

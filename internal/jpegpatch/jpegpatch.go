@@ -669,7 +669,8 @@ func (m *Image) mcusCovering(rects []image.Rectangle) []int {
 
 // Pixels returns the image as pixels, with the MCUs that rects touch
 // decoded; the rest of the image is left blank. Repeated calls decode more
-// of it into the same image. Grey JPEGs come back as YCbCr with neutral
+// of it into the same image, which is m's own: drawn on in place, it is
+// what Update reads. Grey JPEGs come back as YCbCr with neutral
 // chroma... so that callers draw one way; Encode keeps them grey.
 func (m *Image) Pixels(rects []image.Rectangle) *image.YCbCr {
 	if m.pix == nil {
@@ -742,9 +743,12 @@ func (m *Image) idctBlock(c *coefs, tq int, dst []byte, stride int) {
 }
 
 // Update re-encodes the MCUs that rects touch from img, which must have the
-// image's bounds and sampling (the result of drawing on Pixels' image).
-// The other MCUs keep their coefficients untouched. Update notes the MCUs
-// whose coefficients it changed, for Encode to copy the others.
+// image's bounds and sampling: a copy of Pixels' image drawn on, or that
+// image itself drawn on in place. The other MCUs keep their coefficients
+// untouched. Within those MCUs a block the drawing left alone keeps its
+// coefficients too: one whose pixels in the copy are still what Pixels
+// decoded, or, drawn in place, one that no rectangle touches. Update notes
+// the MCUs whose coefficients it changed, for Encode to copy the others.
 func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 	if img.Rect != m.Bounds() {
 		return fmt.Errorf("jpegpatch: image is %v, want %v", img.Rect, m.Bounds())
@@ -754,6 +758,12 @@ func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 			return fmt.Errorf("jpegpatch: image sampling %v, want %v", img.SubsampleRatio, sr)
 		}
 	}
+	// Drawn in place, the decoded pixels are gone: the rectangles say
+	// which blocks the drawing may have changed.
+	var touched [][]bool
+	if img == m.pix {
+		touched = m.blocksTouched(rects)
+	}
 	for _, k := range m.mcusCovering(rects) {
 		mx, my := k%m.mcusX, k/m.mcusX
 		decoded := m.pix != nil && m.doneMC[k]
@@ -762,11 +772,14 @@ func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 			for j := 0; j < c.v; j++ {
 				for i := 0; i < c.h; i++ {
 					bx, by := mx*c.h+i, my*c.v+j
-					var b block
-					m.readBlock(img, ci, bx, by, &b)
 					// A block the drawing left alone keeps its exact
 					// coefficients.
-					if decoded && m.sameAsDecoded(ci, bx, by, &b) {
+					if touched != nil && !touched[ci][by*c.bw+bx] {
+						continue
+					}
+					var b block
+					m.readBlock(img, ci, bx, by, &b)
+					if touched == nil && decoded && m.sameAsDecoded(ci, bx, by, &b) {
 						continue
 					}
 					fdct(&b)
@@ -788,6 +801,32 @@ func (m *Image) Update(img *image.YCbCr, rects []image.Rectangle) error {
 		}
 	}
 	return nil
+}
+
+// blocksTouched marks, for each component, the blocks holding samples of
+// the pixels that rects cover.
+func (m *Image) blocksTouched(rects []image.Rectangle) [][]bool {
+	out := make([][]bool, len(m.comps))
+	for ci := range m.comps {
+		c := &m.comps[ci]
+		t := make([]bool, c.bw*c.bh)
+		for _, r := range rects {
+			r = r.Intersect(m.Bounds())
+			if r.Empty() {
+				continue
+			}
+			// Pixel x has sample x*h/hmax of the component.
+			bx0, bx1 := r.Min.X*c.h/m.hmax/8, (r.Max.X-1)*c.h/m.hmax/8
+			by0, by1 := r.Min.Y*c.v/m.vmax/8, (r.Max.Y-1)*c.v/m.vmax/8
+			for by := by0; by <= by1; by++ {
+				for bx := bx0; bx <= bx1; bx++ {
+					t[by*c.bw+bx] = true
+				}
+			}
+		}
+		out[ci] = t
+	}
+	return out
 }
 
 // sameAsDecoded reports whether block b equals what Pixels decoded there.

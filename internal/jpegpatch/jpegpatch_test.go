@@ -97,8 +97,17 @@ func TestPixelsMatchImageJPEG(t *testing.T) {
 // TestPatchEqualsFullPipeline draws marks by patching and by decoding,
 // drawing and encoding the whole image: inside the footprint the two agree
 // within JPEG tolerance; outside it the patched image keeps the original
-// pixels exactly.
+// pixels exactly. The marks are drawn on a copy of Pixels' image and, as
+// surf does, on that image in place.
 func TestPatchEqualsFullPipeline(t *testing.T) {
+	for _, inPlace := range []bool{false, true} {
+		t.Run(map[bool]string{false: "copy", true: "in place"}[inPlace], func(t *testing.T) {
+			testPatchEqualsFullPipeline(t, inPlace)
+		})
+	}
+}
+
+func testPatchEqualsFullPipeline(t *testing.T, inPlace bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, p := range screenshots {
 		src := load(t, p)
@@ -113,9 +122,20 @@ func TestPatchEqualsFullPipeline(t *testing.T) {
 		}
 		labels := som.Layout(bounds, marks, som.Options{})
 		fp := som.Footprint(bounds, labels, som.Options{})
-		drawn := som.Render(m.Pixels(fp), labels, som.Options{}).(*image.YCbCr)
+		var drawn *image.YCbCr
+		if inPlace {
+			drawn = m.Pixels(fp)
+			if !som.RenderInPlace(drawn, labels, som.Options{}) {
+				t.Fatal("RenderInPlace refused Pixels' image")
+			}
+		} else {
+			drawn = som.Render(m.Pixels(fp), labels, som.Options{}).(*image.YCbCr)
+		}
 		if err := m.Update(drawn, fp); err != nil {
 			t.Fatal(err)
+		}
+		if inPlace {
+			untouchedBlocksKept(t, p, src, m, fp)
 		}
 		var out bytes.Buffer
 		if err := m.Encode(&out); err != nil {
@@ -158,6 +178,59 @@ func TestPatchEqualsFullPipeline(t *testing.T) {
 		if share := float64(bad) / float64(len(touched)); share > 0.002 {
 			t.Errorf("%s: %.3f%% of pixels differ much from the full pipeline", p, 100*share)
 		}
+	}
+}
+
+// untouchedBlocksKept checks that m, patched in place within rects, kept
+// the coefficients of every block none of whose pixels a rectangle covers.
+func untouchedBlocksKept(t *testing.T, name string, src []byte, m *Image, rects []image.Rectangle) {
+	t.Helper()
+	orig, err := Decode(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := m.Bounds()
+	covered := make([]bool, b.Dx()*b.Dy())
+	for _, r := range rects {
+		r = r.Intersect(b)
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				covered[y*b.Dx()+x] = true
+			}
+		}
+	}
+	kept, redone := 0, 0
+	for ci := range m.comps {
+		c := &m.comps[ci]
+		// a block of this component spans pw x ph pixels
+		pw, ph := 8*m.hmax/c.h, 8*m.vmax/c.v
+		for by := 0; by < c.bh; by++ {
+			for bx := 0; bx < c.bw; bx++ {
+				hit := false
+				for y := by * ph; y < min((by+1)*ph, b.Dy()) && !hit; y++ {
+					for x := bx * pw; x < min((bx+1)*pw, b.Dx()); x++ {
+						if covered[y*b.Dx()+x] {
+							hit = true
+							break
+						}
+					}
+				}
+				k := by*c.bw + bx
+				switch {
+				case hit:
+					if c.blocks[k] != orig.comps[ci].blocks[k] {
+						redone++
+					}
+				case c.blocks[k] != orig.comps[ci].blocks[k]:
+					t.Fatalf("%s: component %d block (%d,%d) changed, but no rectangle touches it", name, ci, bx, by)
+				default:
+					kept++
+				}
+			}
+		}
+	}
+	if redone == 0 || kept == 0 {
+		t.Fatalf("%s: %d blocks redone, %d kept: the drawing should change some and not all", name, redone, kept)
 	}
 }
 
