@@ -87,6 +87,11 @@ func (m *Image) Bounds() image.Rectangle { return image.Rect(0, 0, m.w, m.h) }
 // huffDec is a Huffman table for decoding.
 type huffDec struct {
 	lut     [256]uint16 // for codes up to 8 bits: value<<8 | length; 0 means longer
+	// fast reads an AC coefficient in one look at the next fastBits
+	// bits, for a code and its extra bits that fit in them together:
+	// coefficient<<16 | run<<8 | bits used; 0 means look the slow way
+	// (longer codes, and end of block and ZRL, which have no extra bits).
+	fast [1 << fastBits]int32
 	maxcode [17]int32
 	valptr  [17]int32
 	mincode [17]int32
@@ -126,6 +131,7 @@ func (h *huffDec) build(counts [16]byte, vals []byte) error {
 						h.lut[c|j] = uint16(vals[k+i])<<8 | uint16(l)
 					}
 				}
+				h.fastEntries(code+i, l, vals[k+i])
 			}
 			code += n
 			k += n
@@ -134,6 +140,28 @@ func (h *huffDec) build(counts [16]byte, vals []byte) error {
 		code <<= 1
 	}
 	return nil
+}
+
+// fastBits is how many bits huffDec.fast looks at.
+const fastBits = 9
+
+// fastEntries fills the fast entries of the l-bit code c for AC symbol
+// rs: one per value of its extra bits (and of the bits after them), when
+// the code and its extra bits fit in fastBits.
+func (h *huffDec) fastEntries(c int32, l int, rs byte) {
+	run, size := int32(rs>>4), int(rs&15)
+	if size == 0 || l+size > fastBits {
+		return
+	}
+	rest := fastBits - l - size
+	for e := int32(0); e < 1<<size; e++ {
+		v := extend(uint32(e), uint(size))
+		entry := v<<16 | run<<8 | int32(l+size)
+		base := c<<(fastBits-l) | e<<rest
+		for p := int32(0); p < 1<<rest; p++ {
+			h.fast[base|p] = entry
+		}
+	}
 }
 
 // bitReader reads entropy-coded data, undoing 0xFF byte stuffing and
@@ -605,6 +633,22 @@ func decodeBlock(r *bitReader, b *coefs, dc, ac *huffDec, pred *int32) error {
 	zrlEnd := -1 // where the last ZRL took k
 	k := 1
 	for k < blockSize {
+		if r.n < 16 {
+			r.fill()
+		}
+		if e := ac.fast[r.acc>>(64-fastBits)]; e != 0 {
+			// A short code and its extra bits, read at once.
+			l := uint(e & 0xFF)
+			r.acc <<= l
+			r.n -= l
+			k += int(e>>8) & 0xFF
+			if k >= blockSize {
+				return errFormat("AC past the block")
+			}
+			b[k] = int16(e >> 16)
+			k++
+			continue
+		}
 		rs, err := r.decode(ac)
 		if err != nil {
 			return err
