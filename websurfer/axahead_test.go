@@ -101,7 +101,7 @@ func TestAXReadAhead(t *testing.T) {
 	}
 
 	// The same page read with nothing sent ahead lists the same.
-	tb.axSeen = axSeen{}
+	tb.axSeen = seenNodes{}
 	plain, err := s.ObserveFresh(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestFrameBoxesReadAhead(t *testing.T) {
 	box(ahead, "Inside three")
 
 	// The same page read with nothing sent ahead places them alike.
-	tb.boxSeen = boxSeen{}
+	tb.boxSeen = seenNodes{}
 	plain, err := s.ObserveFresh(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,6 @@ func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perc
 		mErr    error
 		mainRes *domsnapshot.CaptureSnapshotResult
 		mainErr error
-		boxes   *boxAhead
 	)
 	metricsWait := func() error { return t.sess.Call(ctx, page.CommandGetLayoutMetrics, nil, &metrics) }
 	wait := func() (*domsnapshot.CaptureSnapshotResult, error) { return captureSnapshot(ctx, t.sess) }
@@ -67,8 +66,7 @@ func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perc
 			return reply(ctx, &metrics)
 		}
 		wait = sendSnapshot(ctx, t.sess)
-		boxes = sendBoxesAhead(ctx, t)
-		ahead.boxes = boxes
+		ahead.boxes = sendBoxesAhead(ctx, t)
 		ahead.send(ctx)
 	}
 	wg.Add(2)
@@ -96,7 +94,7 @@ func (s *Surfer) capturePage(ctx context.Context, t *tab, ahead *axAhead) (*perc
 	if err := errors.Join(mErr, mainErr); err != nil {
 		return nil, err
 	}
-	return s.assemble(ctx, t, &metrics, mainRes, reads, boxes), nil
+	return s.assemble(ctx, t, &metrics, mainRes, reads, ahead.boxes), nil
 }
 
 // assemble puts what was read into a perception.Capture: the frame boxes
@@ -257,10 +255,11 @@ type axAhead struct {
 	boxes   *boxAhead    // the frame boxes sent ahead with them, if any
 }
 
-// axSeen is what a tab's last observation read of the accessibility tree:
-// the nodes it asked for on the tab's own session, and the tab's rnav
-// then (a navigation makes them another document's).
-type axSeen struct {
+// seenNodes is what a tab's last observation asked the browser about in
+// its own document: the backend node ids (accessibility nodes or iframe
+// elements), and the tab's rnav then (a navigation makes them another
+// document's).
+type seenNodes struct {
 	rnav int64
 	ids  []cdp.BackendNodeID
 }
@@ -300,7 +299,7 @@ func (a *axAhead) sentOn(sess *cdpSession) map[cdp.BackendNodeID]axReply {
 // keep records the nodes read on the tab's own session, for the next
 // observation to send ahead.
 func (a *axAhead) keep(ids []cdp.BackendNodeID) {
-	a.t.axSeen = axSeen{rnav: a.rnav, ids: slices.Clone(ids[:min(len(ids), maxAXAhead)])}
+	a.t.axSeen = seenNodes{rnav: a.rnav, ids: slices.Clone(ids[:min(len(ids), maxAXAhead)])}
 }
 
 // outOfProcessFrames returns the tab's live out-of-process frames, with a

@@ -168,13 +168,6 @@ type boxAhead struct {
 	used    atomic.Int32
 }
 
-// boxSeen is the iframe elements a tab's last observation placed in its
-// own document, and the tab's rnav then.
-type boxSeen struct {
-	rnav int64
-	ids  []cdp.BackendNodeID
-}
-
 // sendBoxesAhead sends the box reads of the iframe elements the tab's last
 // observation of the same document placed; it is called right after the
 // snapshot is sent on the direct session.
@@ -214,5 +207,5 @@ func (a *boxAhead) keep(ids []cdp.BackendNodeID) {
 	if a == nil {
 		return
 	}
-	a.t.boxSeen = boxSeen{rnav: a.rnav, ids: slices.Clone(ids[:min(len(ids), maxBoxesAhead)])}
+	a.t.boxSeen = seenNodes{rnav: a.rnav, ids: slices.Clone(ids[:min(len(ids), maxBoxesAhead)])}
 }

@@ -208,8 +208,8 @@ type tab struct {
 	state    tabState
 	world    isolatedWorld
 	watchAt  watchWorld // where its watch was last read (observations only)
-	axSeen   axSeen     // the accessibility nodes its last observation read (observations only)
-	boxSeen  boxSeen    // the iframe elements its last observation placed (observations only)
+	axSeen   seenNodes  // the accessibility nodes its last observation read (observations only)
+	boxSeen  seenNodes  // the iframe elements its last observation placed (observations only)
 
 	fmu    sync.Mutex
 	frames map[playwright.Frame]*oopif // out-of-process frames (nil value: in-process)

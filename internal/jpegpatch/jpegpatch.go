@@ -87,11 +87,6 @@ func (m *Image) Bounds() image.Rectangle { return image.Rect(0, 0, m.w, m.h) }
 // huffDec is a Huffman table for decoding.
 type huffDec struct {
 	lut     [256]uint16 // for codes up to 8 bits: value<<8 | length; 0 means longer
-	// fast reads an AC coefficient in one look at the next fastBits
-	// bits, for a code and its extra bits that fit in them together:
-	// coefficient<<16 | run<<8 | bits used; 0 means look the slow way
-	// (longer codes, and end of block and ZRL, which have no extra bits).
-	fast [1 << fastBits]int32
 	maxcode [17]int32
 	valptr  [17]int32
 	mincode [17]int32
@@ -101,6 +96,11 @@ type huffDec struct {
 	// allOnes is set when some code is all one bits, which libjpeg
 	// refuses; such a table is never written back.
 	allOnes bool
+	// fast reads an AC coefficient in one look at the next fastBits
+	// bits, for a code and its extra bits that fit in them together:
+	// coefficient<<16 | run<<8 | bits used; 0 means look the slow way
+	// (longer codes, and end of block and ZRL, which have no extra bits).
+	fast [1 << fastBits]int32
 }
 
 func (h *huffDec) build(counts [16]byte, vals []byte) error {
